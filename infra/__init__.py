@@ -1,0 +1,1 @@
+"""docassay: infra."""

@@ -1,0 +1,68 @@
+"""Settings: every named limit, threshold and tolerance in one place.
+
+Values come from the defaults below, overridden by environment variables `DOCASSAY_<NAME>` (upper
+case) and then by explicit keyword arguments (the CLI passes its flags). No globals are mutated:
+stages receive a `Settings` object.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+
+from infra.errors import ConfigError
+
+
+def default_home() -> Path:
+    env = os.environ.get("DOCASSAY_HOME")
+    return Path(env).expanduser() if env else Path.home() / ".docassay"
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Bounds on what one document may cost to read (bad or hostile input ends as an `error` row)."""
+    max_bytes: int = 64 * 1024 * 1024          # file size
+    max_pages: int = 300                       # pages per document
+    max_page_pixels: int = 60_000_000          # rendered / decoded image pixels per page
+    max_words_per_page: int = 20_000
+    max_text_chars: int = 2_000_000            # plain-text input
+    max_json_depth: int = 64                   # nesting of JSON inputs (OCR line files, Textract)
+    parse_timeout_s: float = 120.0             # wall time per document parse
+    ocr_render_dpi: int = 200                  # rendering scanned PDF pages for OCR
+
+
+@dataclass(frozen=True)
+class Settings:
+    home: Path = field(default_factory=default_home)
+    db: str | None = None                      # DSN; None = embedded PostgreSQL under home
+    limits: Limits = field(default_factory=Limits)
+    match_threshold: float = 0.90              # cosine similarity for a `known` format (calibrated, see BENCHMARKS.md)
+    max_attempts: int = 3                      # repair attempts before needs_review
+    rule_timeout_ms: int = 2000                # statement timeout per SQL rule
+    concurrency: int = 2                       # documents processed at once
+    ocr_engine: str = "rapidocr"
+
+    @classmethod
+    def load(cls, **overrides: object) -> "Settings":
+        values: dict[str, object] = {}
+        for f in fields(cls):
+            env = os.environ.get(f"DOCASSAY_{f.name.upper()}")
+            if env is None or f.name == "limits":
+                continue
+            values[f.name] = _coerce(f.name, env, f.type)
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        if "home" in values:
+            values["home"] = Path(str(values["home"])).expanduser()
+        return replace(cls(), **values)
+
+
+def _coerce(name: str, raw: str, typ: object) -> object:
+    t = str(typ)
+    try:
+        if "float" in t:
+            return float(raw)
+        if "int" in t:
+            return int(raw)
+    except ValueError as exc:
+        raise ConfigError(f"DOCASSAY_{name.upper()}={raw!r} is not a number", setting=name) from exc
+    return raw
