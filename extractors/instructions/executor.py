@@ -1,0 +1,454 @@
+"""Replay instructions on a document: values with provenance, and the alternatives the page offers.
+
+`execute(instructions, doc_or_index)` returns an `Extraction`: the record (keys as in the
+instructions), provenance per field path (`"invoice_number"`, `"line_items/0/description"`), and per
+scalar field the other readings a repair stage may try (other spans near the anchor, other date
+orders, other decimal conventions). No model is involved: this is the known-format path.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from extractors.document import BBox, Document
+from extractors.instructions.model import FieldRule, Instructions, Locale, Locator, TableRule
+from extractors.instructions import values as V
+from extractors.spans import DocIndex, LabelMatch, Segment, Span
+
+__all__ = ["Provenance", "FieldValue", "Extraction", "execute", "locate", "execute_table"]
+
+MAX_REGEX_INPUT = 400
+
+
+@dataclass(frozen=True)
+class Provenance:
+    page: int
+    bbox: BBox
+    text: str
+    anchor: str
+
+    def to_json(self) -> dict:
+        return {"page": self.page, "bbox": self.bbox.as_list(), "text": self.text, "anchor": self.anchor}
+
+
+@dataclass(frozen=True)
+class FieldValue:
+    value: object
+    provenance: Provenance
+    how: str = ""                     # what produced this reading (for repair diagnostics)
+
+
+@dataclass
+class Extraction:
+    record: dict[str, object] = field(default_factory=dict)
+    provenance: dict[str, Provenance] = field(default_factory=dict)
+    alternatives: dict[str, list[FieldValue]] = field(default_factory=dict)
+    missing: list[str] = field(default_factory=list)
+
+    def provenance_json(self) -> dict[str, dict]:
+        return {k: v.to_json() for k, v in self.provenance.items()}
+
+
+def execute(ins: Instructions, doc: Document | DocIndex, *, with_alternatives: bool = True) -> Extraction:
+    ix = doc if isinstance(doc, DocIndex) else DocIndex(doc)
+    out = Extraction()
+    for name, rule in ins.fields.items():
+        found = locate_field(ix, rule, ins.locale)
+        if found is None:
+            out.missing.append(name)
+        else:
+            out.record[name] = found.value
+            out.provenance[name] = found.provenance
+        if with_alternatives:
+            out.alternatives[name] = alternatives(ix, rule, ins.locale, found)
+    for name, table in ins.tables.items():
+        rows, provs = execute_table(ix, table, ins.locale)
+        if rows:
+            out.record[name] = rows
+            for i, row_prov in enumerate(provs):
+                for col, p in row_prov.items():
+                    out.provenance[f"{name}/{i}/{col}"] = p
+        else:
+            out.missing.append(name)
+    return out
+
+
+# -- scalar fields ----------------------------------------------------------------------------------
+
+def locate_field(ix: DocIndex, rule: FieldRule, locale: Locale) -> FieldValue | None:
+    for loc in (rule.locator, *rule.fallbacks):
+        found = locate(ix, loc, rule, locale)
+        if found is not None:
+            return found
+    return None
+
+
+def locate(ix: DocIndex, loc: Locator, rule: FieldRule, locale: Locale) -> FieldValue | None:
+    """The value one locator points at, normalised; None when the document does not have it."""
+    hits = candidates_for(ix, loc, rule)
+    for span in hits[loc.skip:] if loc.by == "anchor" else hits:
+        fv = _to_value(ix, span, rule, locale, loc.describe())
+        if fv is not None:
+            return fv
+    return None
+
+
+def candidates_for(ix: DocIndex, loc: Locator, rule: FieldRule) -> list[Span]:
+    """Spans the locator would consider, best first (before normalisation)."""
+    if loc.by == "anchor":
+        return _anchor_candidates(ix, loc, rule.type)
+    if loc.by == "region":
+        return _region_candidates(ix, loc, rule.type)
+    if loc.by == "pattern":
+        return _pattern_candidates(ix, loc)
+    if loc.by == "detect":
+        return _detect_currency(ix)
+    return []
+
+
+def _span_type(vtype: str) -> str:
+    return {"number": "amount", "integer": "amount", "boolean": "text"}.get(vtype, vtype)
+
+
+def _label_occurrence(ix: DocIndex, loc: Locator) -> LabelMatch | None:
+    matches = ix.find_label(loc.label or "", page=loc.page)
+    if not matches:
+        return None
+    i = loc.occurrence
+    if -len(matches) <= i < len(matches):
+        return matches[i]
+    return None
+
+
+def _anchor_candidates(ix: DocIndex, loc: Locator, vtype: str) -> list[Span]:
+    m = _label_occurrence(ix, loc)
+    if m is None:
+        return []
+    page = ix.page(m.page)
+    em = page.em
+    pw, ph = page.page.width, page.page.height
+    lb = m.bbox
+    rel = loc.relation
+    if vtype == "text":
+        return _text_near(ix, m, rel or "right", loc.max_distance)
+    spans = [s for s in ix.spans(_span_type(vtype)) if s.page == m.page]
+    scored: list[tuple[float, Span]] = []
+    for s in spans:
+        b = s.bbox
+        if s.line == m.line and s.segment == m.segment and s.seg_start < m.seg_end and s.seg_end > m.seg_start:
+            continue                                     # the label itself
+        if rel == "right":
+            if b.y_overlap(lb) < 0.4 or b.x1 <= lb.x1 - 0.5:
+                continue
+            if s.line == m.line and s.segment == m.segment and s.seg_start < m.seg_end:
+                continue
+            d = max(0.0, b.x0 - lb.x1)
+            limit = (loc.max_distance or 0.75) * pw
+        elif rel == "left":
+            if b.y_overlap(lb) < 0.4 or b.x0 >= lb.x0:
+                continue
+            d = max(0.0, lb.x0 - b.x1)
+            limit = (loc.max_distance or 0.5) * pw
+        elif rel == "below":
+            if b.y0 < lb.y1 - 0.3 * em or not _column_overlap(b, lb, em):
+                continue
+            d = (b.y0 - lb.y1) + 0.25 * abs(b.x0 - lb.x0)
+            limit = (loc.max_distance or 0.12) * ph
+        elif rel == "above":
+            if b.y1 > lb.y0 + 0.3 * em or not _column_overlap(b, lb, em):
+                continue
+            d = (lb.y0 - b.y1) + 0.25 * abs(b.x0 - lb.x0)
+            limit = (loc.max_distance or 0.12) * ph
+        else:
+            continue
+        if d <= limit:
+            scored.append((d, s))
+    scored.sort(key=lambda t: (t[0], t[1].key))
+    return [s for _, s in scored]
+
+
+def _column_overlap(b: BBox, lb: BBox, em: float) -> bool:
+    return (min(b.x1, lb.x1 + em) - max(b.x0, lb.x0 - em)) > 0 or abs(b.x0 - lb.x0) < 2 * em
+
+
+def _text_near(ix: DocIndex, m: LabelMatch, rel: str, max_distance: float | None) -> list[Span]:
+    """Text value beside a label: the rest of the label's segment, else the nearest segment."""
+    pi = ix.page(m.page)
+    seg = ix.segment(m.page, m.line, m.segment)
+    out: list[Span] = []
+    if rel == "right":
+        rest = seg.text[m.seg_end:]
+        lead = len(rest) - len(rest.lstrip(" :.-"))
+        if sum(ch.isalnum() for ch in rest) >= 1:
+            s0, e0 = m.seg_end + lead, len(seg.text.rstrip())
+            out.append(Span("text", seg.text[s0:e0], seg.text[s0:e0], seg.page, seg.line, seg.index, s0, e0,
+                            ix.sub_bbox(seg, s0, e0)))
+        limit = (max_distance or 0.75) * pi.page.width
+        for other in pi.segments_by_line[m.line][m.segment + 1:]:
+            if other.bbox.x0 - m.bbox.x1 <= limit:
+                out.append(_whole(other))
+        # A value on the same visual line but grouped into a neighbouring line by the parser.
+        for li in (m.line - 1, m.line + 1):
+            if 0 <= li < len(pi.segments_by_line):
+                for other in pi.segments_by_line[li]:
+                    if other.bbox.y_overlap(m.bbox) >= 0.5 and other.bbox.x0 >= m.bbox.x1 and \
+                            other.bbox.x0 - m.bbox.x1 <= limit:
+                        out.append(_whole(other))
+    elif rel in ("below", "above"):
+        limit = (max_distance or 0.12) * pi.page.height
+        step = 1 if rel == "below" else -1
+        li = m.line + step
+        while 0 <= li < len(pi.segments_by_line):
+            segs = [s for s in pi.segments_by_line[li] if _column_overlap(s.bbox, m.bbox, pi.em)]
+            dist = (segs[0].bbox.y0 - m.bbox.y1) if (segs and rel == "below") else ((m.bbox.y0 - segs[0].bbox.y1) if segs else 0)
+            if segs and dist > limit:
+                break
+            segs.sort(key=lambda s: abs(s.bbox.x0 - m.bbox.x0))
+            out.extend(_whole(s) for s in segs)
+            if len(out) >= 3:
+                break
+            li += step
+    elif rel == "left":
+        for other in reversed(pi.segments_by_line[m.line][:m.segment]):
+            out.append(_whole(other))
+    return [s for s in out if sum(ch.isalpha() for ch in s.text) >= 1]
+
+
+def _whole(seg: Segment) -> Span:
+    return Span("text", seg.text, seg.text, seg.page, seg.line, seg.index, 0, len(seg.text), seg.bbox)
+
+
+def _region_candidates(ix: DocIndex, loc: Locator, vtype: str) -> list[Span]:
+    page_no = loc.page or 1
+    n = len(ix.pages)
+    page_no = page_no if page_no > 0 else n + 1 + page_no
+    if not 1 <= page_no <= n:
+        return []
+    pi = ix.page(page_no)
+    x0, y0, x1, y1 = loc.bbox or (0.0, 0.0, 1.0, 1.0)
+    W, H = pi.page.width, pi.page.height
+    if vtype == "text":
+        pool = [_whole(s) for s in pi.segments]
+    else:
+        pool = [s for s in ix.spans(_span_type(vtype)) if s.page == page_no]
+    inside = [s for s in pool if x0 <= s.bbox.cx / W <= x1 and y0 <= s.bbox.cy / H <= y1]
+    pick = loc.pick or "nearest"
+    if pick == "last":
+        inside.reverse()
+    elif pick == "largest" and vtype in ("amount", "number", "integer"):
+        inside.sort(key=lambda s: -abs(float(s.value)) if isinstance(s.value, (int, float)) else 0.0)
+    elif pick == "nearest":
+        cx, cy = (x0 + x1) / 2 * W, (y0 + y1) / 2 * H
+        inside.sort(key=lambda s: (s.bbox.cx - cx) ** 2 + (s.bbox.cy - cy) ** 2)
+    return inside
+
+
+def _pattern_candidates(ix: DocIndex, loc: Locator) -> list[Span]:
+    try:
+        rx = re.compile(loc.regex or "")
+    except re.error:
+        return []
+    hits: list[Span] = []
+    for pi in ix.pages:
+        if loc.page is not None and pi.page.number != (loc.page if loc.page > 0 else len(ix.pages) + 1 + loc.page):
+            continue
+        for seg in pi.segments:
+            text = seg.text[:MAX_REGEX_INPUT]
+            for m in rx.finditer(text):
+                g = 1 if rx.groups >= 1 and m.group(1) is not None else 0
+                s, e = m.span(g)
+                if e > s:
+                    hits.append(Span("text", text[s:e], text[s:e], seg.page, seg.line, seg.index, s, e,
+                                     ix.sub_bbox(seg, s, e)))
+    occ = loc.occurrence
+    if hits and -len(hits) <= occ < len(hits):
+        first = hits[occ]
+        return [first] + [h for h in hits if h is not first]
+    return []
+
+
+def _detect_currency(ix: DocIndex) -> list[Span]:
+    spans = ix.spans("currency")
+    if not spans:
+        return []
+    counts: dict[str, int] = {}
+    for s in spans:
+        counts[str(s.value)] = counts.get(str(s.value), 0) + 1
+    # Codes beat symbols on a tie (a printed "EUR" is unambiguous), then the earliest.
+    best = max(counts, key=lambda c: (counts[c], any(s.value == c and s.text.isalpha() for s in spans)))
+    return [s for s in spans if s.value == best]
+
+
+def _to_value(ix: DocIndex, span: Span, rule: FieldRule, locale: Locale, anchor: str) -> FieldValue | None:
+    text = span.text
+    bbox = span.bbox
+    if rule.type == "text" and rule.lines and rule.lines > 1:
+        text, bbox = _gather_lines(ix, span, rule.lines)
+    value = V.normalize(text, rule.type, locale, rule.normalize)
+    if value is None:
+        return None
+    return FieldValue(value, Provenance(span.page, bbox, text, anchor))
+
+
+def _gather_lines(ix: DocIndex, span: Span, n: int) -> tuple[str, BBox]:
+    """A value printed over several lines (an address): following lines aligned with the first."""
+    pi = ix.page(span.page)
+    texts, box = [span.text], span.bbox
+    li = span.line
+    last = span.bbox
+    while len(texts) < n:
+        li += 1
+        if li >= len(pi.segments_by_line):
+            break
+        segs = [s for s in pi.segments_by_line[li] if _column_overlap(s.bbox, last, pi.em)]
+        if not segs or segs[0].bbox.y0 - last.y1 > 1.5 * pi.em:
+            break
+        seg = min(segs, key=lambda s: abs(s.bbox.x0 - span.bbox.x0))
+        texts.append(seg.text)
+        box = box.union(seg.bbox)
+        last = seg.bbox
+    return " ".join(t.strip() for t in texts), box
+
+
+def alternatives(ix: DocIndex, rule: FieldRule, locale: Locale, found: FieldValue | None, limit: int = 6) -> list[FieldValue]:
+    """Other readings of a field: further spans near its anchor, other normalisations of its text."""
+    out: list[FieldValue] = []
+    seen: set[object] = {found.value} if found else set()
+    if found is not None:
+        for alt in V.readings(found.provenance.text, rule.type, locale):
+            if alt not in seen:
+                seen.add(alt)
+                out.append(FieldValue(alt, found.provenance, "other reading"))
+    for loc in (rule.locator, *rule.fallbacks):
+        for span in candidates_for(ix, loc, rule)[:limit]:
+            fv = _to_value(ix, span, rule, locale, loc.describe())
+            if fv is not None and fv.value not in seen:
+                seen.add(fv.value)
+                out.append(FieldValue(fv.value, fv.provenance, "nearby span"))
+    return out[:limit]
+
+
+# -- tables -----------------------------------------------------------------------------------------
+
+@dataclass
+class _Header:
+    page: int
+    y1: float
+    line: int
+    zones: dict[str, tuple[float, float]]       # column -> header x-extent
+    bounds: list[tuple[str, float, float]]      # column -> assignment zone (midpoint boundaries)
+
+
+def _find_headers(ix: DocIndex, table: TableRule) -> list[_Header]:
+    need = table.min_header_matches or min(2, len(table.columns))
+    out: list[_Header] = []
+    for pi in ix.pages:
+        per_line: dict[int, dict[str, LabelMatch]] = {}
+        for col, spec in table.columns.items():
+            for m in ix.find_label(spec.header, page=pi.page.number):
+                per_line.setdefault(m.line, {}).setdefault(col, m)
+        # Headers printed on two lines ("Menge" over "Einheit"): merge adjacent lines.
+        for li in sorted(per_line):
+            cols = dict(per_line[li])
+            for lj in (li + 1, li + 2):
+                for c, m in per_line.get(lj, {}).items():
+                    if abs(pi.page.lines[lj].bbox.y0 - pi.page.lines[li].bbox.y1) < 1.5 * pi.em:
+                        cols.setdefault(c, m)
+            if len(cols) >= need and not any(h.page == pi.page.number and abs(h.line - li) <= 2 for h in out):
+                zones = {c: (m.bbox.x0, m.bbox.x1) for c, m in cols.items()}
+                y1 = max(m.bbox.y1 for m in cols.values())
+                last_line = max(m.line for m in cols.values())
+                out.append(_Header(pi.page.number, y1, last_line, zones, _bounds(zones, pi.page.width)))
+    return out
+
+
+def _bounds(zones: dict[str, tuple[float, float]], width: float) -> list[tuple[str, float, float]]:
+    order = sorted(zones.items(), key=lambda kv: kv[1][0])
+    out: list[tuple[str, float, float]] = []
+    for i, (c, (x0, x1)) in enumerate(order):
+        left = 0.0 if i == 0 else (order[i - 1][1][1] + x0) / 2
+        right = width if i == len(order) - 1 else (x1 + order[i + 1][1][0]) / 2
+        out.append((c, left, right))
+    return out
+
+
+def _assign(bounds: list[tuple[str, float, float]], zones: dict[str, tuple[float, float]], b: BBox) -> str | None:
+    best, best_ov = None, 0.0
+    for c, (x0, x1) in zones.items():
+        ov = min(b.x1, x1) - max(b.x0, x0)
+        if ov > best_ov:
+            best, best_ov = c, ov
+    if best is not None:
+        return best
+    for c, left, right in bounds:
+        if left <= b.cx < right:
+            return c
+    return None
+
+
+def execute_table(ix: DocIndex, table: TableRule, locale: Locale) -> tuple[list[dict], list[dict[str, Provenance]]]:
+    headers = _find_headers(ix, table)
+    if not headers:
+        return [], []
+    row_key = table.row_key or next(iter(table.columns))
+    multiline = table.multiline
+    rows: list[dict] = []
+    provs: list[dict[str, Provenance]] = []
+    stops = [s for s in table.stop]
+    pages = {h.page: h for h in headers}
+    current: _Header | None = None
+    stopped = False
+    for pi in ix.pages:
+        pno = pi.page.number
+        if pno in pages:
+            current, stopped = pages[pno], False
+            start_line = current.line + 1
+        elif current is not None and not stopped:
+            start_line = 0                        # the table runs on over the page break
+        else:
+            continue
+        stop_lines = sorted(m.line for s in stops for m in ix.find_label(s, page=pno) if m.line >= start_line)
+        end_line = stop_lines[0] if stop_lines else len(pi.page.lines)
+        if stop_lines:
+            stopped = True
+        last_y = None
+        for li in range(start_line, end_line):
+            line = pi.page.lines[li]
+            if last_y is not None and line.bbox.y0 - last_y > 6 * pi.em and rows:
+                stopped = True                    # a wide vertical gap ends the table
+                break
+            cells: dict[str, tuple[str, BBox]] = {}
+            for wid in line.word_ids:
+                w = pi.page.words[wid]
+                col = _assign(current.bounds, current.zones, w.bbox)
+                if col is None:
+                    continue
+                t, b = cells.get(col, ("", None))
+                cells[col] = ((t + " " + w.text).strip(), w.bbox if b is None else b.union(w.bbox))
+            if not cells:
+                continue
+            values: dict[str, object] = {}
+            for col, (t, b) in cells.items():
+                v = V.normalize(t, table.columns[col].type, locale, {})
+                if v is not None:
+                    values[col] = v
+            starts = row_key in values
+            if starts:
+                rows.append({})
+                provs.append({})
+            if not rows:
+                continue
+            row, prov = rows[-1], provs[-1]
+            numeric_elsewhere = any(c != multiline and c in values and table.columns[c].type != "text" for c in values)
+            for col, v in values.items():
+                t, b = cells[col]
+                if col not in row:
+                    row[col] = v
+                    prov[col] = Provenance(pno, b, t, f"table column {table.columns[col].header!r}")
+                elif col == multiline and not starts and not numeric_elsewhere and isinstance(row[col], str):
+                    row[col] = f"{row[col]} {v}"
+                    old = prov[col]
+                    prov[col] = Provenance(pno, old.bbox.union(b) if old.page == pno else old.bbox, row[col], old.anchor)
+            last_y = line.bbox.y1
+    keep = [i for i, r in enumerate(rows) if len(r) >= 2 or (len(r) == 1 and len(table.columns) == 1)]
+    return [rows[i] for i in keep], [provs[i] for i in keep]

@@ -1,0 +1,205 @@
+"""Proposals: for each schema field, every (candidate span, locator) pair a generator may choose.
+
+A proposal couples a typed span on the page with a locator that finds that same span again (checked
+by replaying it on this document), plus the context a scorer needs: the label text printed to its
+left or above, the relation, where on the page it sits. The baseline generator scores proposals
+with label similarity and a few priors; the MoE model scores the same proposals with a learned
+function. Both then build instructions from the best proposal per field (`build.py`).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from extractors.document import BBox
+from extractors.instructions.executor import candidates_for, _text_near
+from extractors.instructions.model import FieldRule, Locale, Locator
+from extractors.instructions import values as V
+from extractors.labels import FieldSpec, fold_label
+from extractors.spans import DocIndex, Segment, Span
+
+__all__ = ["Proposal", "propose", "label_context"]
+
+MAX_PROPOSALS_PER_FIELD = 40
+_DIGIT = re.compile(r"\d")
+
+
+@dataclass
+class Proposal:
+    field: str
+    span: Span
+    locator: Locator
+    value: object
+    label: str                 # label text as printed ("" for region locators)
+    relation: str              # right | below | region | detect | pattern
+    rank_hint: int = 0         # position of the span among the locator's candidates (0 = nearest)
+    section: str = ""          # the heading of the block the value sits in ("Verkäufer", "Bill to")
+    features: dict[str, float] = field(default_factory=dict)
+    score: float = 0.0
+
+    def rule(self, spec: FieldSpec) -> FieldRule:
+        lines = None
+        if spec.multiline and self.relation != "detect":
+            lines = 4
+        return FieldRule(type=spec.type, locator=self.locator, lines=lines)
+
+
+def _label_tail(text: str, max_tokens: int = 5) -> str:
+    """The label-like end of a prefix: trailing tokens up to the last one with a digit."""
+    toks = text.replace("\u00a0", " ").split()
+    tail: list[str] = []
+    for t in reversed(toks):
+        if _DIGIT.search(t) or len(tail) >= max_tokens:
+            break
+        tail.append(t)
+    return " ".join(reversed(tail)).strip()
+
+
+def _is_labelish(text: str) -> bool:
+    t = text.strip()
+    if not t or len(t) > 60:
+        return False
+    letters = sum(ch.isalpha() for ch in t)
+    digits = sum(ch.isdigit() for ch in t)
+    return letters >= 2 and digits <= max(1, letters // 4) and len(t.split()) <= 7
+
+
+def label_context(ix: DocIndex, span: Span) -> list[tuple[str, str, BBox]]:
+    """Label texts around a span: (label text as printed, relation of the value to it, label box)."""
+    seg = ix.segment(span.page, span.line, span.segment)
+    pi = ix.page(span.page)
+    out: list[tuple[str, str, BBox]] = []
+    prefix = seg.text[:span.seg_start].rstrip()
+    tail = _label_tail(prefix)
+    if tail and _is_labelish(tail):
+        s0 = prefix.rfind(tail)
+        out.append((tail, "right", ix.sub_bbox(seg, s0, s0 + len(tail))))
+    elif not prefix.strip() and span.segment > 0:
+        left = pi.segments_by_line[span.line][span.segment - 1]
+        tail = _label_tail(left.text)
+        if tail and _is_labelish(tail):
+            s0 = left.text.rfind(tail)
+            out.append((tail, "right", ix.sub_bbox(left, s0, s0 + len(tail))))
+    # The nearest label-like segment above, in the value's column (at most a few lines up).
+    for li in range(span.line - 1, max(-1, span.line - 4), -1):
+        segs = [s for s in pi.segments_by_line[li]
+                if (min(s.bbox.x1, span.bbox.x1 + pi.em) - max(s.bbox.x0, span.bbox.x0 - pi.em)) > 0]
+        if not segs:
+            continue
+        if span.bbox.y0 - segs[0].bbox.y1 > 4 * pi.em:
+            break
+        s = min(segs, key=lambda s: abs(s.bbox.x0 - span.bbox.x0))
+        t = _label_tail(s.text)
+        if t and _is_labelish(t):
+            s0 = s.text.rfind(t)
+            out.append((t, "below", ix.sub_bbox(s, s0, s0 + len(t))))
+        break
+    return out
+
+
+def section_heading(ix: DocIndex, page: int, line: int, x0: float, max_lines: int = 14) -> str:
+    """The nearest heading above a position: a line holding one short label-like segment that
+    starts at or left of `x0` (block titles such as "Verkäufer", "Bill To", "Rechnungsempfänger")."""
+    pi = ix.page(page)
+    y_top = pi.page.lines[line].bbox.y0 if line < len(pi.page.lines) else 0.0
+    for li in range(line - 1, max(-1, line - max_lines), -1):
+        segs = pi.segments_by_line[li]
+        if y_top - pi.page.lines[li].bbox.y1 > 0.3 * pi.page.height:
+            break
+        if len(segs) != 1:
+            continue
+        seg = segs[0]
+        if seg.bbox.x0 > x0 + pi.em or seg.bbox.x1 < x0 - 20 * pi.em:
+            continue
+        t = seg.text.strip().rstrip(":")
+        if _is_labelish(t) and len(t.split()) <= 4 and not _DIGIT.search(t):
+            return t
+    return ""
+
+
+def _occurrence(ix: DocIndex, label: str, box: BBox, page: int) -> int | None:
+    matches = ix.find_label(label)
+    for i, m in enumerate(matches):
+        if m.page == page and abs(m.bbox.x0 - box.x0) < 1.0 and abs(m.bbox.y0 - box.y0) < 1.0:
+            return i if i <= len(matches) // 2 else i - len(matches)
+    return None
+
+
+def _line_of(ix: DocIndex, box: BBox, span: Span) -> int:
+    """Line index (on the span's page) of a label box: the span's line, or the one above for 'below'."""
+    pi = ix.page(span.page)
+    for li in range(span.line, -1, -1):
+        if pi.page.lines[li].bbox.y_overlap(box) >= 0.5:
+            return li
+    return span.line
+
+
+def _same(a: Span, b: Span) -> bool:
+    return a.page == b.page and a.line == b.line and abs(a.bbox.x0 - b.bbox.x0) < 1.0 and abs(a.bbox.x1 - b.bbox.x1) < 1.0
+
+
+def _spans_for(ix: DocIndex, spec: FieldSpec) -> list[Span]:
+    if spec.type in ("amount", "number", "integer"):
+        return ix.spans("amount")
+    if spec.type == "text":
+        return ix.spans("text")
+    if spec.type == "boolean":
+        return []
+    return ix.spans(spec.type)
+
+
+def propose(ix: DocIndex, spec: FieldSpec, locale: Locale) -> list[Proposal]:
+    """Every proposal for one field whose locator, replayed on this document, finds its span."""
+    out: list[Proposal] = []
+    seen: set[tuple] = set()
+    if spec.type == "currency":
+        loc = Locator(by="detect", what="currency")
+        hits = candidates_for(ix, loc, FieldRule(spec.type, loc))
+        if hits:
+            out.append(Proposal(spec.name, hits[0], loc, hits[0].value, "", "detect"))
+    for span in _spans_for(ix, spec):
+        rule_probe = FieldRule(spec.type, Locator(by="region"))
+        value = V.normalize(span.text, spec.type, locale, {})
+        if value is None:
+            continue
+        for label, relation, lbox in label_context(ix, span):
+            occ = _occurrence(ix, label, lbox, span.page)
+            if occ is None:
+                continue
+            loc = Locator(by="anchor", label=label, relation=relation, occurrence=occ)
+            probe = FieldRule(spec.type, loc)
+            found = candidates_for(ix, loc, probe)
+            rank = next((i for i, s in enumerate(found[:4]) if _same(s, span)), None)
+            if rank is None:
+                continue
+            if rank:
+                loc = Locator(by="anchor", label=label, relation=relation, occurrence=occ, skip=rank)
+            key = (span.key, label, relation)
+            if key in seen:
+                continue
+            seen.add(key)
+            sect = section_heading(ix, span.page, min(span.line, _line_of(ix, lbox, span)), min(lbox.x0, span.bbox.x0))
+            out.append(Proposal(spec.name, span, loc, value, label, relation, rank, sect))
+        # Always also offer the span by its place on the page (for values printed without a label).
+        pi = ix.page(span.page)
+        W, H = pi.page.width, pi.page.height
+        b = span.bbox
+        pad_x, pad_y = 0.02, 0.01
+        loc = Locator(by="region", page=span.page if span.page == 1 else span.page - len(ix.pages) - 1,
+                      bbox=(max(0.0, b.x0 / W - pad_x), max(0.0, b.y0 / H - pad_y),
+                            min(1.0, b.x1 / W + pad_x), min(1.0, b.y1 / H + pad_y)), pick="nearest")
+        found = candidates_for(ix, loc, FieldRule(spec.type, loc))
+        if found and _same(found[0], span) and (span.key, "region") not in seen:
+            seen.add((span.key, "region"))
+            out.append(Proposal(spec.name, span, loc, value, "", "region", 0,
+                                section_heading(ix, span.page, span.line, span.bbox.x0)))
+        del rule_probe
+    return out
+
+
+def text_after_label(ix: DocIndex, label: str, relation: str, occurrence: int) -> list[Span]:
+    """For tests and tools: what a text anchor locator would read."""
+    matches = ix.find_label(label)
+    if not matches:
+        return []
+    return _text_near(ix, matches[occurrence], relation, None)

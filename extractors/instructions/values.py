@@ -1,0 +1,61 @@
+"""Turn printed text into a typed JSON value under a format's locale, and list its other readings."""
+from __future__ import annotations
+
+from typing import Mapping
+
+from extractors import normalize as norm
+from extractors.instructions.model import Locale
+
+__all__ = ["normalize", "readings"]
+
+_OTHER_ORDERS = {"DMY": ("MDY", "YMD"), "MDY": ("DMY", "YMD"), "YMD": ("DMY", "MDY")}
+
+
+def normalize(text: str, vtype: str, locale: Locale, overrides: Mapping[str, object] | None = None) -> object | None:
+    """The JSON value of `text` as a `vtype`, or None when it does not read as one."""
+    o = overrides or {}
+    text = text.strip()
+    prefix = o.get("strip_prefix")
+    if isinstance(prefix, str) and prefix and text.casefold().startswith(prefix.casefold()):
+        text = text[len(prefix):].strip()
+    if not text:
+        return None
+    if vtype == "date":
+        p = norm.parse_date(text, order=str(o.get("date_order") or locale.date_order))
+        return p.value.isoformat() if p else None
+    if vtype in ("amount", "number", "integer"):
+        p = norm.parse_amount(text, decimal=str(o.get("decimal") or locale.decimal))
+        if p is None:
+            return None
+        v = -abs(p.value) if o.get("negate") else p.value
+        if vtype == "integer":
+            return int(v) if v == int(v) else None
+        return float(v)
+    if vtype == "currency":
+        return norm.parse_currency(text)
+    if vtype == "identifier":
+        v = norm.normalize_identifier(text)
+        return v or None
+    if vtype == "boolean":
+        f = text.casefold()
+        return True if f in ("yes", "true", "ja", "oui", "si", "x") else False if f in ("no", "false", "nein", "non") else None
+    v = norm.normalize_name(text)
+    return v or None
+
+
+def readings(text: str, vtype: str, locale: Locale) -> list[object]:
+    """Other plausible values of the same printed text (other date orders, decimal conventions)."""
+    out: list[object] = []
+    if vtype == "date":
+        for order in _OTHER_ORDERS.get(locale.date_order, ()):
+            p = norm.parse_date(text, order=order)
+            if p is not None:
+                out.append(p.value.isoformat())
+    elif vtype in ("amount", "number"):
+        other = "," if locale.decimal == "." else "."
+        p = norm.parse_amount(text, decimal=other)
+        if p is not None:
+            out.append(float(p.value))
+        for r in norm.amount_readings(text):
+            out.append(float(r.value))
+    return list(dict.fromkeys(out))

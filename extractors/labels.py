@@ -1,0 +1,244 @@
+"""Label vocabulary: the words documents print next to a field's value, in several languages.
+
+The generator (baseline and model features) asks "how much does the text around this span read like
+the label of field F?". The vocabulary for F comes from, in order:
+
+1. the schema's own words: `x-docassay: {"labels": [...]}` on the field, then its name split into
+   words (`seller_vat_id` -> "seller vat id") and its `description`;
+2. a built-in multilingual lexicon (English, German, French, Spanish, Dutch, Malay) for the field
+   *concepts* business documents share. A field maps to a concept when its name (or an alias) is the
+   concept's name; custom schemas with other names still get their own words from (1).
+
+Labels are compared after `fold` (casefold, accents stripped, punctuation to spaces).
+"""
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Mapping
+
+__all__ = ["fold_label", "FieldSpec", "field_specs", "LEXICON", "COLUMN_LEXICON", "label_score"]
+
+LEXICON: dict[str, tuple[str, ...]] = {
+    "invoice_number": (
+        "invoice number", "invoice no", "invoice nr", "invoice #", "inv no", "inv number", "invoice",
+        "bill no", "bill number", "document no", "receipt no", "receipt number",
+        "rechnungsnummer", "rechnungs nr", "rechnung nr", "rechnungsnr", "re nr", "rechnung", "belegnummer", "beleg nr",
+        "numero de facture", "n de facture", "facture n", "no facture", "facture",
+        "numero de factura", "n factura", "factura n", "num factura", "factura",
+        "factuurnummer", "factuur nr", "factuurnr", "factuur",
+        "no resit", "no invois", "invois no", "nr",
+    ),
+    "issue_date": (
+        "invoice date", "date", "issue date", "date of issue", "billing date", "dated", "date issued",
+        "rechnungsdatum", "datum", "belegdatum", "ausstellungsdatum", "vom", "rechnung vom",
+        "date de facture", "date de facturation", "date d emission", "date facture", "du",
+        "fecha", "fecha de factura", "fecha de emision", "fecha factura",
+        "factuurdatum", "datum factuur", "tarikh", "tarikh invois",
+    ),
+    "due_date": (
+        "due date", "payment due", "due", "pay by", "payable by", "payment due date", "due on",
+        "falligkeitsdatum", "fallig", "fallig am", "zahlbar bis", "zahlungsziel", "faellig",
+        "date d echeance", "echeance", "a payer avant le", "date limite de paiement",
+        "fecha de vencimiento", "vencimiento", "pagar antes de",
+        "vervaldatum", "uiterste betaaldatum", "te betalen voor", "tarikh akhir",
+    ),
+    "seller_name": (
+        "seller", "vendor", "supplier", "from", "sold by", "issued by", "company", "name",
+        "verkaufer", "lieferant", "rechnungssteller", "firma", "absender",
+        "fournisseur", "vendeur", "emetteur", "societe",
+        "proveedor", "vendedor", "emisor", "empresa",
+        "leverancier", "verkoper", "afzender", "bedrijf", "syarikat",
+    ),
+    "seller_vat_id": (
+        "vat id", "vat no", "vat number", "vat reg no", "vat registration number", "tax id", "vat",
+        "ust id", "ust idnr", "ust id nr", "umsatzsteuer id", "ust identnr", "ustidnr", "ust identifikationsnummer",
+        "tva intracommunautaire", "n tva", "numero de tva", "no tva", "tva",
+        "nif", "cif", "n iva", "numero de iva",
+        "btw nummer", "btw nr", "btw id", "btw", "gst reg no", "gst id", "gst no", "sst no", "co reg no",
+    ),
+    "buyer_name": (
+        "bill to", "billed to", "buyer", "customer", "sold to", "invoice to", "client", "name", "attn",
+        "kaufer", "kunde", "rechnungsempfanger", "leistungsempfanger", "empfanger", "an",
+        "client", "facture a", "destinataire", "acheteur",
+        "cliente", "facturar a", "comprador", "destinatario",
+        "klant", "afnemer", "factuur aan", "koper", "pelanggan",
+    ),
+    "currency": ("currency", "wahrung", "devise", "monnaie", "moneda", "divisa", "valuta", "mata wang"),
+    "net_total": (
+        "subtotal", "sub total", "net amount", "net total", "total net", "total excl vat", "total excluding vat",
+        "total before tax", "amount excl tax", "net", "total excl tax", "taxable amount",
+        "nettobetrag", "summe netto", "netto", "gesamtbetrag netto", "warenwert", "zwischensumme", "nettosumme",
+        "summe positionen", "positionssumme", "rechnungssumme ohne ust", "rechnungssumme netto", "summe ohne ust",
+        "gesamtsumme netto", "nettorechnungsbetrag", "total without vat", "total ex vat", "total", "montant ht", "sous total", "total hors taxes",
+        "base imponible", "subtotal", "importe neto", "total sin iva",
+        "totaal excl btw", "netto bedrag", "subtotaal", "totaal exclusief btw",
+        "jumlah kecil", "total excluding gst",
+    ),
+    "tax_total": (
+        "vat", "tax", "sales tax", "gst", "vat amount", "total tax", "tax amount", "total vat",
+        "mwst", "umsatzsteuer", "ust", "steuerbetrag", "ust betrag", "mwst betrag", "umsatzsteuerbetrag",
+        "steuer gesamt", "gesamtsteuerbetrag", "mehrwertsteuer", "summe ust", "steuer",
+        "tva", "montant tva", "total tva", "iva", "cuota iva", "importe iva", "total iva",
+        "btw", "btw bedrag", "totaal btw", "sst", "cukai", "gst amount",
+    ),
+    "gross_total": (
+        "total", "total due", "amount due", "grand total", "balance due", "total amount", "invoice total",
+        "amount payable", "total payable", "total to pay", "total incl vat", "total including vat",
+        "gesamtbetrag", "bruttobetrag", "rechnungsbetrag", "zahlbetrag", "endbetrag", "summe", "gesamtsumme",
+        "zu zahlen", "brutto", "gesamt", "rechnungssumme brutto", "bruttosumme", "gesamtsumme brutto",
+        "rechnungssumme", "bruttorechnungsbetrag", "zahlbetrag", "total due", "total payable", "total ttc", "montant ttc", "net a payer", "montant total",
+        "total a payer", "total a pagar", "importe total", "total factura",
+        "totaal", "totaalbedrag", "te betalen", "totaal incl btw", "jumlah", "jumlah besar",
+    ),
+    "company": ("company", "store", "shop", "merchant", "sdn bhd", "enterprise", "trading", "restaurant"),
+    "date": ("date", "tarikh", "datum", "fecha", "date time", "dated", "bill date", "receipt date", "invoice date"),
+    "address": ("address", "alamat", "adresse", "direccion", "adres", "location"),
+    "total": (
+        "total", "grand total", "total amount", "amount due", "total due", "net total", "total rm",
+        "total incl gst", "total inclusive gst", "rounded total", "total payable", "jumlah", "jumlah besar",
+        "total sales", "total amt", "nett total", "summe", "gesamt", "total a payer", "totaal", "te betalen",
+        "total a pagar",
+    ),
+}
+
+# Aliases: other field names that mean one of the concepts above.
+ALIASES: dict[str, str] = {
+    "invoice_no": "invoice_number", "invoice_id": "invoice_number", "number": "invoice_number",
+    "date_issued": "issue_date", "invoice_date": "issue_date",
+    "date_due": "due_date", "payment_due_date": "due_date",
+    "vendor_name": "seller_name", "supplier_name": "seller_name", "issuer": "seller_name",
+    "vat_id": "seller_vat_id", "vat": "seller_vat_id",
+    "customer_name": "buyer_name", "bill_to": "buyer_name",
+    "subtotal": "net_total", "amount_untaxed": "net_total",
+    "vat_total": "tax_total", "amount_tax": "tax_total",
+    "total_amount": "gross_total", "amount": "gross_total", "grand_total": "gross_total",
+    "store_name": "company", "merchant": "company",
+}
+
+COLUMN_LEXICON: dict[str, tuple[str, ...]] = {
+    "description": (
+        "description", "item", "items", "product", "article", "service", "details", "particulars",
+        "bezeichnung", "beschreibung", "artikel", "leistung", "artikelbezeichnung", "produkt", "position",
+        "designation", "libelle", "produit", "descripcion", "concepto", "articulo", "producto",
+        "omschrijving", "artikel", "product", "omschr", "perkara", "keterangan",
+    ),
+    "quantity": (
+        "qty", "quantity", "qnty", "units", "menge", "anzahl", "stk", "quantite", "qte",
+        "cantidad", "cant", "uds", "aantal", "hoeveelheid", "kuantiti",
+    ),
+    "unit_price": (
+        "unit price", "price", "rate", "unit cost", "price per unit", "einzelpreis", "preis", "e preis",
+        "stuckpreis", "preis je einheit", "nettopreis", "prix unitaire", "pu", "prix", "prix u",
+        "precio unitario", "precio", "p unit", "prijs", "stukprijs", "eenheidsprijs", "harga", "harga seunit",
+    ),
+    "line_total": (
+        "amount", "total", "line total", "net amount", "subtotal", "gesamtpreis", "betrag", "gesamt",
+        "nettobetrag", "summe", "gesamtbetrag", "montant", "total ht", "montant ht", "importe", "total",
+        "bedrag", "totaal", "jumlah", "amaun",
+    ),
+}
+
+_PUNCT = re.compile(r"[^\w#%]+", re.UNICODE)
+
+
+@lru_cache(maxsize=65536)
+def fold_label(text: str) -> str:
+    """Casefold, strip accents, turn punctuation into spaces, collapse whitespace."""
+    t = unicodedata.normalize("NFKD", text[:200]).casefold()
+    t = "".join(ch for ch in t if not unicodedata.combining(ch))
+    t = t.replace("ß", "ss").replace("°", " ").replace("º", " ").replace("_", " ")
+    return " ".join(_PUNCT.sub(" ", t).split())
+
+
+@dataclass(frozen=True)
+class FieldSpec:
+    """What the generator needs to know about one schema field."""
+    name: str
+    type: str                  # date | amount | number | integer | identifier | currency | text | boolean
+    concept: str | None        # key into LEXICON / COLUMN_LEXICON, or None
+    labels: tuple[str, ...]    # folded label phrases, most specific first
+    description: str = ""
+    required: bool = False
+    multiline: bool = False    # addresses and other values printed over several lines
+
+
+def _field_type(name: str, prop: Mapping[str, object]) -> str:
+    t = prop.get("type")
+    if isinstance(t, list):
+        t = next((x for x in t if x != "null"), "string")
+    xd = prop.get("x-docassay") if isinstance(prop.get("x-docassay"), Mapping) else {}
+    if isinstance(xd, Mapping) and isinstance(xd.get("value_type"), str):
+        return str(xd["value_type"])
+    if t == "string":
+        if prop.get("format") == "date":
+            return "date"
+        words = set(name.lower().split("_"))
+        if "currency" in words:
+            return "currency"
+        if words & {"number", "no", "id", "nr", "ref", "reference", "code"}:
+            return "identifier"
+        return "text"
+    if t == "number":
+        return "number" if name in {"quantity", "qty"} else "amount"
+    if t == "integer":
+        return "integer"
+    if t == "boolean":
+        return "boolean"
+    return "text"
+
+
+def field_specs(properties: Mapping[str, Mapping[str, object]], required: tuple[str, ...] | list[str] = (),
+                *, columns: bool = False) -> list[FieldSpec]:
+    """FieldSpecs for the scalar properties of a JSON Schema object (arrays are handled as tables)."""
+    out: list[FieldSpec] = []
+    lex = COLUMN_LEXICON if columns else LEXICON
+    for name, prop in properties.items():
+        if prop.get("type") in ("array", "object"):
+            continue
+        concept = name if name in lex else ALIASES.get(name)
+        if concept is not None and concept not in lex:
+            concept = None
+        xd = prop.get("x-docassay") if isinstance(prop.get("x-docassay"), Mapping) else {}
+        own = [fold_label(x) for x in (xd.get("labels") or []) if isinstance(x, str)] if isinstance(xd, Mapping) else []
+        own.append(fold_label(name))
+        labels = list(dict.fromkeys(own + [fold_label(x) for x in lex.get(concept or "", ())]))
+        multiline = bool(isinstance(xd, Mapping) and xd.get("multiline")) or concept == "address"
+        out.append(FieldSpec(name=name, type=_field_type(name, prop), concept=concept, labels=tuple(l for l in labels if l),
+                             description=str(prop.get("description", "")), required=name in required,
+                             multiline=multiline))
+    return out
+
+
+@lru_cache(maxsize=262144)
+def label_score(text: str, labels: tuple[str, ...]) -> tuple[float, str]:
+    """How well `text` (the words printed next to a value) reads as one of `labels`.
+
+    1.0 when the folded text equals a label; otherwise the best of: the text ends with the label as
+    whole words (labels sit right before values), contains it, or shares most tokens with it.
+    Longer labels earn slightly more, so "invoice number" beats "number". Returns (score, label).
+    """
+    t = fold_label(text)
+    if not t:
+        return 0.0, ""
+    best, best_label = 0.0, ""
+    tt = t.split()
+    for lab in labels:
+        if not lab:
+            continue
+        if t == lab:
+            s = 1.0
+        elif t.endswith(" " + lab) or t.startswith(lab + " "):
+            s = 0.85 + 0.1 * min(1.0, len(lab) / max(len(t), 1))
+        elif f" {lab} " in f" {t} ":
+            s = 0.6 + 0.2 * min(1.0, len(lab) / max(len(t), 1))
+        else:
+            lt = lab.split()
+            common = len(set(lt) & set(tt))
+            s = 0.5 * common / max(len(lt), len(tt)) if common else 0.0
+        s *= 0.9 + 0.1 * min(1.0, len(lab) / 12)
+        if s > best:
+            best, best_label = s, lab
+    return best, best_label

@@ -1,0 +1,89 @@
+"""The format library: the vector index of fingerprints plus the formats and instruction versions
+stored in the database.
+
+    match(vector, schema_key)          -> nearest known format for this target schema, or None
+    learn(vector, instructions, ...)   -> a new format with instructions version 1
+    add_exemplar(format_id, vector)    -> remember another fingerprint of a known format
+
+Formats are kept per target schema (`schema_key`): the same layout read into two different
+schemas needs two sets of instructions.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping
+
+import numpy as np
+import psycopg
+
+from extractors.format_index import FaissFormatIndex, FormatIndexBase
+from extractors.instructions.model import Instructions
+from infra import store
+
+__all__ = ["FormatMatch", "FormatLibrary", "schema_key"]
+
+MAX_EXEMPLARS = 8
+
+
+def schema_key(schema: Mapping[str, object]) -> str:
+    """A short stable id of a target schema's content."""
+    return hashlib.sha256(json.dumps(schema, sort_keys=True).encode()).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class FormatMatch:
+    format_id: str
+    similarity: float
+    status: str
+    version: int
+    instructions: Instructions
+
+
+class FormatLibrary:
+    def __init__(self, index: FormatIndexBase) -> None:
+        self.index = index
+        self.learn_lock = threading.Lock()       # one new format learned at a time per process
+
+    @classmethod
+    def open(cls, home: Path) -> "FormatLibrary":
+        return cls(FaissFormatIndex(Path(home) / "index"))
+
+    def nearest(self, vector: np.ndarray, key: str) -> tuple[str, float] | None:
+        hits = self.index.search(vector, k=1, filter={"schema": key})
+        return (hits[0].format_id, float(hits[0].similarity)) if hits else None
+
+    def match(self, conn: psycopg.Connection, vector: np.ndarray, key: str, threshold: float,
+              *, allow_pending: bool = True) -> tuple[FormatMatch | None, float]:
+        """The known format above `threshold` with a usable version, and the best similarity seen."""
+        hits = self.index.search(vector, k=3, filter={"schema": key})
+        best = float(hits[0].similarity) if hits else 0.0
+        for h in hits:
+            if h.similarity < threshold:
+                break
+            row = store.get_format(conn, h.format_id)
+            if row is None or row.status == "archived" or (row.status == "pending_review" and not allow_pending):
+                continue
+            ver = store.active_version(conn, h.format_id)
+            if ver is None:
+                continue
+            return FormatMatch(h.format_id, float(h.similarity), row.status, ver.version,
+                               Instructions.from_json(ver.instructions)), best
+        return None, best
+
+    def learn(self, conn: psycopg.Connection, vector: np.ndarray, key: str, instructions: Instructions, *,
+              produced_by: str, status: str = "active", meta: Mapping[str, object] | None = None) -> tuple[str, int]:
+        fid = store.new_format_id()
+        store.create_format(conn, fid, fingerprint=vector.astype("<f4").tobytes(),
+                            meta={"schema": key, **(meta or {})}, status=status)
+        version = store.add_version(conn, fid, instructions.to_json(), produced_by=produced_by)
+        self.index.add(fid, vector, {"schema": key})
+        return fid, version
+
+    def add_exemplar(self, format_id: str, vector: np.ndarray, key: str) -> None:
+        """Keep a few fingerprints per format so its variants (1 page, 3 pages) all match."""
+        if self.index.count(format_id) < MAX_EXEMPLARS:
+            self.index.add(format_id, vector, {"schema": key})

@@ -1,0 +1,102 @@
+"""A batch: collect the inputs, run every document through the pipeline, write results as they land.
+
+`run_batch` is the plain-function form (tests and benchmarks call it); `flows/extract_flow.py`
+runs the same per-document stage as Prefect tasks.
+"""
+from __future__ import annotations
+
+import json
+import os
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping
+
+import jsonschema
+
+from flows.pipeline import Job, RunContext, process_document
+from flows.progress import Progress
+from flows.results import ResultsWriter, Row
+from infra.errors import ConfigError
+
+__all__ = ["collect_sources", "load_schema", "load_rule_pack", "run_batch", "SKIP_NAMES"]
+
+# Files that sit beside documents but are not documents (ground truth, manifests, our own output).
+SKIP_NAMES = {"manifest.jsonl", "results.jsonl", ".DS_Store"}
+_SIDECAR_SUFFIXES = (".gt.json",)
+
+
+def collect_sources(paths: Iterable[str], *, skip: Callable[[Path], bool] | None = None) -> list[str]:
+    """Files as given; folders recursed (sorted, hidden files skipped). Missing paths are a usage error."""
+    out: list[str] = []
+    for p in paths:
+        if str(p).startswith("s3://"):
+            out.append(str(p))
+            continue
+        path = Path(p)
+        if path.is_dir():
+            for root, dirs, files in os.walk(path):
+                dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+                for name in sorted(files):
+                    f = Path(root) / name
+                    if name.startswith(".") or name in SKIP_NAMES or name.endswith(_SIDECAR_SUFFIXES):
+                        continue
+                    if skip is not None and skip(f):
+                        continue
+                    out.append(str(f))
+        elif path.exists():
+            out.append(str(path))
+        else:
+            raise ConfigError(f"input not found: {p}", path=str(p))
+    return list(dict.fromkeys(out))
+
+
+def ground_truth_sidecar(path: Path) -> bool:
+    """True for `<id>.json` ground-truth files that sit beside `<id>.pdf` / `<id>.ocr.json` inputs."""
+    if path.suffix != ".json" or path.name.endswith(".ocr.json"):
+        return False
+    stem = path.name[:-len(".json")]
+    return any((path.parent / f"{stem}{ext}").exists() for ext in (".pdf", ".ocr.json", ".png", ".jpg", ".txt", ".tif"))
+
+
+def load_schema(path: str | Path) -> dict[str, Any]:
+    try:
+        schema = json.loads(Path(path).read_text("utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"cannot read the schema {path}: {exc}", path=str(path)) from exc
+    if not isinstance(schema, dict) or schema.get("type") != "object" or not isinstance(schema.get("properties"), dict):
+        raise ConfigError(f"the schema {path} must be a JSON Schema of type object with properties", path=str(path))
+    try:
+        jsonschema.validators.validator_for(schema).check_schema(schema)
+    except jsonschema.SchemaError as exc:
+        raise ConfigError(f"the schema {path} is not a valid JSON Schema: {exc.message}", path=str(path)) from exc
+    return schema
+
+
+def load_rule_pack(path: str | Path | None) -> list:
+    if not path:
+        return []
+    from rules.loader import load_rules
+    return load_rules(path)
+
+
+def run_batch(sources: list[str], job: Job, ctx: RunContext, *, writer: ResultsWriter | None = None,
+              progress: Progress | None = None, concurrency: int | None = None,
+              documents: Mapping[str, Any] | None = None) -> list[Row]:
+    """Process every source (bounded concurrency), writing each row as soon as it is done.
+
+    Rows come back in input order. `documents` may map a source to an already parsed Document.
+    """
+    rows: dict[int, Row] = {}
+    workers = max(1, concurrency or job.settings.concurrency)
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="docassay") as pool:
+        futs = {pool.submit(process_document, src, job, ctx,
+                            document=(documents or {}).get(src)): i for i, src in enumerate(sources)}
+        for fut in as_completed(futs):
+            i = futs[fut]
+            row = fut.result()
+            rows[i] = row
+            if writer is not None:
+                writer.write(row)
+            if progress is not None:
+                progress.update(row)
+    return [rows[i] for i in range(len(sources))]

@@ -1,0 +1,10 @@
+"""CLI sub-commands, one module each, listed in one explicit registry.
+
+Each module has `register(subparsers)` which adds its parser and sets `run=func(args) -> int`.
+"""
+from flows.commands import extract, formats
+
+REGISTRY = {
+    "extract": extract,
+    "formats": formats,
+}

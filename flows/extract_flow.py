@@ -1,0 +1,111 @@
+"""The Prefect flow behind `docassay extract`: one task per document, concurrency bounded.
+
+Parameters are plain JSON values (paths, names, numbers), so the same flow serves the CLI, a
+scheduled deployment and a Dask task runner. The task only wraps
+`flows.pipeline.process_document` (no caching: the format library is the cache that matters).
+Rows are appended to `results.jsonl` as tasks finish, so an interrupted batch keeps what it
+accepted. When the share of failed documents exceeds `max_error_ratio`, the flow run fails after
+everything was processed and persisted.
+"""
+from __future__ import annotations
+
+import os
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+from prefect import flow, task
+from prefect.cache_policies import NO_CACHE
+from prefect.futures import as_completed
+from prefect.task_runners import ThreadPoolTaskRunner
+
+from flows.batch import collect_sources, ground_truth_sidecar
+from flows.jobs import JobOptions, build_job
+from flows.pipeline import Job, RunContext, open_context, process_document
+from flows.progress import Progress
+from flows.results import ResultsWriter, Row, Summary, summarize
+from infra import store
+from infra.errors import DocassayError
+
+__all__ = ["extract_flow", "BatchOutcome", "BatchFailed", "run_extract", "prefect_quiet_env"]
+
+
+class BatchFailed(DocassayError):
+    """More documents failed than `--max-error-ratio` allows (raised after all were persisted)."""
+    kind = "max_error_ratio"
+
+
+@dataclass
+class BatchOutcome:
+    rows: list[Row]
+    summary: Summary
+    results_path: Path
+    run_id: str
+
+
+@task(name="extract-document", cache_policy=NO_CACHE, persist_result=False, log_prints=False)
+def extract_document(source: str, job: Job, ctx: RunContext) -> Row:
+    return process_document(source, job, ctx)
+
+
+@flow(name="docassay-extract", persist_result=False, log_prints=False)
+def extract_flow(paths: list[str], schema: str, out: str, rules: str | None = None, home: str | None = None,
+                 db: str | None = None, generator: str = "baseline", concurrency: int = 2,
+                 max_error_ratio: float | None = None, quiet: bool = True) -> dict:
+    """Extract every document under `paths` into `out/results.jsonl`; returns the batch summary."""
+    opts = JobOptions(schema=schema, rules=rules, home=home, db=db, generator=generator, concurrency=concurrency)
+    job = build_job(opts)
+    sources = collect_sources(paths, skip=ground_truth_sidecar)
+    outcome = run_batch_tasks(sources, job, Path(out), quiet=quiet)
+    check_error_ratio(outcome.summary, max_error_ratio)
+    return outcome.summary.to_json()
+
+
+def check_error_ratio(summary: Summary, max_error_ratio: float | None) -> None:
+    if max_error_ratio is not None and summary.error_ratio > max_error_ratio:
+        errs = "; ".join(summary.errors[:3])
+        raise BatchFailed(f"{summary.failed} of {summary.total} documents failed "
+                          f"({summary.error_ratio:.1%} > max error ratio {max_error_ratio:.1%})"
+                          + (f": {errs}" if errs else ""), failed=summary.failed)
+
+
+def run_batch_tasks(sources: list[str], job: Job, out: Path, *, quiet: bool) -> BatchOutcome:
+    """Inside a flow: one Prefect task per document; rows written as they finish."""
+    run_id = "run-" + uuid.uuid4().hex[:12]
+    writer = ResultsWriter(out / "results.jsonl")
+    progress = Progress(len(sources), quiet=quiet)
+    rows: dict[int, Row] = {}
+    try:
+        with open_context(job.settings) as ctx:
+            store.start_run(ctx.conn, run_id)
+            futures = {extract_document.submit(src, job, ctx): i for i, src in enumerate(sources)}
+            for fut in as_completed(list(futures)):
+                row = fut.result()
+                rows[futures[fut]] = row
+                writer.write(row)
+                progress.update(row)
+            ordered = [rows[i] for i in range(len(sources))]
+            summary = summarize(ordered)
+            store.finish_run(ctx.conn, run_id, {**summary.to_json(), "out": str(out)})
+    finally:
+        writer.close()
+        progress.close()
+    return BatchOutcome(ordered, summary, out / "results.jsonl", run_id)
+
+
+def run_extract(paths: list[str], opts: JobOptions, out: Path, *, quiet: bool = False,
+                max_error_ratio: float | None = None) -> dict:
+    """Run the flow with a thread pool of `opts.concurrency` workers (what the CLI calls)."""
+    prefect_quiet_env()
+    runner = ThreadPoolTaskRunner(max_workers=max(1, opts.concurrency))
+    return extract_flow.with_options(task_runner=runner)(
+        paths=list(paths), schema=str(opts.schema), out=str(out), rules=opts.rules and str(opts.rules),
+        home=opts.home and str(opts.home), db=opts.db, generator=opts.generator, concurrency=opts.concurrency,
+        max_error_ratio=max_error_ratio, quiet=quiet)
+
+
+def prefect_quiet_env() -> None:
+    """Keep Prefect's own logging off the user's terminal unless asked for."""
+    os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
+    os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+    os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "90")

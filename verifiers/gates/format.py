@@ -1,0 +1,47 @@
+"""format gate: the record validates against the user's JSON Schema — every error, with its path."""
+from __future__ import annotations
+
+from functools import lru_cache
+import json
+
+import jsonschema
+
+from verifiers.context import VerifyContext
+from verifiers.result import GateResult, Violation
+
+NAME = "format"
+
+
+@lru_cache(maxsize=32)
+def _validator(schema_json: str) -> jsonschema.protocols.Validator:
+    schema = json.loads(schema_json)
+    cls = jsonschema.validators.validator_for(schema)
+    cls.check_schema(schema)
+    return cls(schema, format_checker=cls.FORMAT_CHECKER)
+
+
+def validator_for(schema: object) -> jsonschema.protocols.Validator:
+    return _validator(json.dumps(schema, sort_keys=True))
+
+
+def check(ctx: VerifyContext) -> GateResult:
+    v = validator_for(ctx.schema)
+    errors = sorted(v.iter_errors(ctx.record), key=lambda e: [str(p) for p in e.absolute_path])
+    violations = []
+    for e in errors:
+        path = "/".join(str(p) for p in e.absolute_path)
+        field = path or None
+        if e.validator == "required" and isinstance(e.instance, dict):
+            missing = [r for r in e.validator_value if r not in e.instance]
+            field = "/".join(filter(None, [path] + missing[:1])) if missing else field
+        violations.append(Violation(NAME, str(e.validator), field,
+                                    f"{path or '<record>'}: {e.message}"[:300], actual=_short(e.instance)))
+    return GateResult(NAME, not violations, {"errors": len(violations)}, violations)
+
+
+def _short(v: object) -> object:
+    if isinstance(v, (dict, list)):
+        return None
+    if isinstance(v, str) and len(v) > 120:
+        return v[:120] + "…"
+    return v
