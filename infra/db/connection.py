@@ -1,0 +1,105 @@
+"""Connecting to docassay's database: the embedded server by default, any PostgreSQL or Aurora DSQL by DSN.
+
+`Settings.db` (CLI `--db`, env `DOCASSAY_DB`) is a libpq DSN or URI. When it is unset, the
+embedded server for `Settings.home` is started if needed (infra.db.embedded). The first
+connection a process makes to a database applies pending migrations (infra.db.migrate).
+
+Connections come back in autocommit mode: group statements with `with conn.transaction():`, or
+use `Database.write` / `transact` for a write that is retried on a concurrency conflict.
+"""
+from __future__ import annotations
+
+import threading
+from typing import Callable, TypeVar
+
+import psycopg
+from psycopg.conninfo import conninfo_to_dict
+
+from infra.config import Settings
+from infra.db import embedded
+from infra.db.dsql import is_dsql_host, with_iam_token
+from infra.db.migrate import Dialect, apply_migrations
+from infra.db.retry import DEFAULT_RETRY, RetryPolicy, transact
+from infra.errors import ConfigError, DatabaseError
+
+__all__ = ["Database", "connect", "resolve_dsn", "dialect_of"]
+
+T = TypeVar("T")
+CONNECT_TIMEOUT_S = 10
+
+_migrated: set[str] = set()           # DSNs (without password) migrated by this process
+_migrated_lock = threading.Lock()
+
+
+def resolve_dsn(settings: Settings) -> str:
+    """`settings.db` if set, else the DSN of the embedded server under `settings.home` (started if needed)."""
+    if settings.db:
+        try:
+            conninfo_to_dict(settings.db)
+        except psycopg.ProgrammingError as exc:
+            raise ConfigError(f"--db is not a valid PostgreSQL DSN: {exc}", setting="db") from exc
+        return settings.db
+    return embedded.ensure_running(settings.home).dsn
+
+
+def dialect_of(dsn: str) -> Dialect:
+    """'dsql' for an Aurora DSQL endpoint, else 'postgresql'."""
+    host = str(conninfo_to_dict(dsn).get("host") or "")
+    return "dsql" if is_dsql_host(host) else "postgresql"
+
+
+class Database:
+    """One database, by DSN: opens connections, applies migrations once per process, retries writes."""
+
+    def __init__(self, dsn: str, *, dialect: Dialect | None = None, migrate: bool = True) -> None:
+        self.dsn = dsn
+        self.dialect: Dialect = dialect or dialect_of(dsn)
+        self._migrate = migrate
+
+    @classmethod
+    def from_settings(cls, settings: Settings, *, migrate: bool = True) -> "Database":
+        return cls(resolve_dsn(settings), migrate=migrate)
+
+    def connect(self) -> psycopg.Connection:
+        """A new autocommit connection; the first one per process brings the schema up to date."""
+        conninfo = with_iam_token(self.dsn) if self.dialect == "dsql" else self.dsn
+        try:
+            conn = psycopg.connect(conninfo, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S,
+                                   application_name="docassay")
+        except psycopg.OperationalError as exc:
+            raise DatabaseError(f"cannot connect to the database: {exc}", dsn=_redacted(self.dsn)) from exc
+        if self._migrate:
+            try:
+                self._ensure_migrated(conn)
+            except BaseException:
+                conn.close()
+                raise
+        return conn
+
+    def write(self, fn: Callable[[psycopg.Connection], T], *, policy: RetryPolicy = DEFAULT_RETRY) -> T:
+        """Run `fn(conn)` in one transaction on a fresh connection, retried on 40001/DSQL conflicts."""
+        with self.connect() as conn:
+            return transact(conn, fn, policy=policy)
+
+    def _ensure_migrated(self, conn: psycopg.Connection) -> None:
+        key = _redacted(self.dsn)
+        with _migrated_lock:
+            if key in _migrated:
+                return
+        apply_migrations(conn, dialect=self.dialect)
+        with _migrated_lock:
+            _migrated.add(key)
+
+
+def connect(settings: Settings, *, migrate: bool = True) -> psycopg.Connection:
+    """An autocommit connection to the configured database (embedded unless `settings.db`), migrated."""
+    return Database.from_settings(settings, migrate=migrate).connect()
+
+
+def _redacted(dsn: str) -> str:
+    try:
+        params = conninfo_to_dict(dsn)
+    except psycopg.ProgrammingError:
+        return "<invalid dsn>"
+    params.pop("password", None)
+    return " ".join(f"{k}={v}" for k, v in sorted(params.items()))

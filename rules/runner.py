@@ -1,0 +1,198 @@
+"""Running SQL business rules against one record.
+
+Each rule runs as `WITH doc AS (...), <arrays> AS (...) SELECT * FROM (<rule>) AS violations`
+(see rules.relations) in its own READ ONLY transaction with `SET LOCAL statement_timeout`, and
+is always rolled back. A rule passes when it returns no rows; each row is a violation, reported
+with its columns. A rule that fails to run (syntax error, timeout, a type error, an attempted
+write) becomes a result with `error` set; the batch goes on and the connection stays usable.
+
+Reading a violation row: a column named `field` or `message` (text) overrides the rule header's
+for that row (e.g. `'line_items[' || idx || '].line_total' AS field`); columns named `expected`
+and `actual` fill the slots of the same name in results.jsonl. When there is no `actual` column,
+the row's column named like the header's first field stands in for it.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import time
+import uuid
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any, Mapping, Sequence
+
+import psycopg
+from psycopg import errors as pgerrors
+from psycopg import sql
+
+from rules.errors import RuleError
+from rules.loader import Rule, Severity, check_statement
+from rules.relations import MAX_PARAMS, BoundRelations, Coercion, RelationSchema, bind_record, relation_schema, wrap_rule
+
+__all__ = ["Violation", "RuleResult", "run_rules", "DEFAULT_MAX_VIOLATIONS"]
+
+JSONValue = Any      # None | bool | int | float | str | list | dict, as json.dumps accepts
+DEFAULT_MAX_VIOLATIONS = 100
+_log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Violation:
+    rule: str
+    severity: Severity
+    field: str | None                 # the row's `field` column, else the header's fields joined
+    message: str                      # the row's `message` column, else the header's message
+    values: Mapping[str, JSONValue]   # every column of the row, JSON-ready
+
+    @property
+    def expected(self) -> JSONValue:
+        return self.values.get("expected")
+
+    @property
+    def actual(self) -> JSONValue:
+        return self.values.get("actual")
+
+    def as_row(self) -> dict[str, JSONValue]:
+        """The violation as it appears in results.jsonl `verification.violations`."""
+        return {"rule": self.rule, "severity": self.severity, "field": self.field, "message": self.message,
+                "expected": self.expected, "actual": self.actual, "values": dict(self.values)}
+
+
+@dataclass(frozen=True)
+class RuleResult:
+    rule: str
+    severity: Severity
+    passed: bool                      # ran and returned no rows
+    violations: tuple[Violation, ...] = ()
+    error: str | None = None          # why the rule could not run (then passed is False)
+    truncated: bool = False           # more than max_violations rows; only the first ones are kept
+    coercions: tuple[Coercion, ...] = ()   # record values bound as NULL or altered (same for every rule)
+    duration_ms: float = 0.0
+
+    @property
+    def blocking(self) -> bool:
+        """An error-severity rule that failed or could not run: the `rules` gate fails on it."""
+        return self.severity == "error" and not self.passed
+
+
+def run_rules(
+    conn: psycopg.Connection,
+    schema: Mapping[str, Any] | RelationSchema,
+    record: Mapping[str, Any],
+    rules: Sequence[Rule],
+    *,
+    timeout_ms: int,
+    max_violations: int = DEFAULT_MAX_VIOLATIONS,
+) -> list[RuleResult]:
+    """Run every rule against `record`; one result per rule, in order.
+
+    `schema` is the target JSON Schema (or its RelationSchema, to map it once per batch). The
+    connection must not be inside a transaction; it is left idle and usable. Raises only for a
+    schema that cannot be mapped (SchemaMappingError) or a busy connection.
+    """
+    if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+        raise psycopg.ProgrammingError("run_rules needs a connection that is not inside a transaction")
+    rs = schema if isinstance(schema, RelationSchema) else relation_schema(schema)
+    bound = bind_record(rs, record)
+    too_many = len(bound.params) > MAX_PARAMS
+    results = []
+    for rule in rules:
+        t0 = time.perf_counter()
+        if too_many:
+            result = RuleResult(rule.name, rule.severity, False, error=(
+                f"the record is too large to check ({len(bound.params)} values; at most {MAX_PARAMS})"),
+                coercions=bound.coercions)
+        else:
+            result = _run_one(conn, bound, rule, timeout_ms, max_violations)
+        results.append(_with_time(result, t0))
+    return results
+
+
+def _with_time(r: RuleResult, t0: float) -> RuleResult:
+    return RuleResult(r.rule, r.severity, r.passed, r.violations, r.error, r.truncated, r.coercions,
+                      round((time.perf_counter() - t0) * 1000, 3))
+
+
+def _run_one(conn: psycopg.Connection, bound: BoundRelations, rule: Rule,
+             timeout_ms: int, max_violations: int) -> RuleResult:
+    def failed(error: str) -> RuleResult:
+        return RuleResult(rule.name, rule.severity, False, error=error, coercions=bound.coercions)
+
+    try:   # rules built in code skip the loader: check them here too
+        rule_sql = check_statement(rule.sql, file=rule.source_file, line=rule.line, rule=rule.name)
+    except RuleError as exc:
+        return failed(f"invalid rule: {exc.reason}")
+    if conn.closed:
+        return failed("the database connection is closed")
+    query = wrap_rule(bound, rule_sql)
+    try:
+        with conn.transaction():
+            conn.execute(sql.SQL("SET TRANSACTION READ ONLY; SET LOCAL statement_timeout = {}").format(
+                sql.Literal(max(1, int(timeout_ms)))))
+            with conn.cursor() as cur:
+                cur.execute(query, bound.params)
+                names = _column_names(cur.description)
+                rows = cur.fetchmany(max_violations + 1)
+            raise psycopg.Rollback()       # never keep anything a rule did
+    except pgerrors.QueryCanceled:
+        return failed(f"timeout: the rule ran longer than {timeout_ms} ms")
+    except pgerrors.ReadOnlySqlTransaction as exc:
+        return failed(f"the rule tried to write, which rules may not: {_pg_message(exc)}")
+    except psycopg.Error as exc:
+        _log.debug("rule %s failed: %s", rule.name, exc)
+        return failed(_pg_message(exc))
+    truncated = len(rows) > max_violations
+    violations = tuple(_violation(rule, names, row) for row in rows[:max_violations])
+    return RuleResult(rule.name, rule.severity, passed=not violations, violations=violations,
+                      truncated=truncated, coercions=bound.coercions)
+
+
+def _column_names(description: Any) -> list[str]:
+    names: list[str] = []
+    for col in description or ():
+        name, n = col.name, 2
+        while name in names:                      # SELECT a, a: keep both
+            name, n = f"{col.name}_{n}", n + 1
+        names.append(name)
+    return names
+
+
+def _violation(rule: Rule, names: list[str], row: Sequence[Any]) -> Violation:
+    values = {n: _jsonable(v) for n, v in zip(names, row)}
+    field = values.get("field") if isinstance(values.get("field"), str) else (", ".join(rule.fields) or None)
+    message = values.get("message") if isinstance(values.get("message"), str) else rule.message
+    if "actual" not in values and rule.fields and rule.fields[0] in values:
+        values = {**values, "actual": values[rule.fields[0]]}
+    return Violation(rule.name, rule.severity, field, message, values)
+
+
+def _jsonable(v: Any) -> JSONValue:
+    """A value PostgreSQL returned, as something json.dumps writes faithfully."""
+    if v is None or isinstance(v, (bool, int, str)):
+        return v
+    if isinstance(v, float):
+        return v if v == v and v not in (float("inf"), float("-inf")) else str(v)
+    if isinstance(v, Decimal):
+        if not v.is_finite():
+            return str(v)
+        return int(v) if v == v.to_integral_value() and abs(v) < 2 ** 53 else float(v)
+    if isinstance(v, (dt.date, dt.datetime, dt.time)):
+        return v.isoformat()
+    if isinstance(v, dt.timedelta):
+        return v.total_seconds()
+    if isinstance(v, (bytes, bytearray, memoryview)):
+        return bytes(v).hex()
+    if isinstance(v, uuid.UUID):
+        return str(v)
+    if isinstance(v, Mapping):
+        return {str(k): _jsonable(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_jsonable(x) for x in v]
+    return str(v)
+
+
+def _pg_message(exc: psycopg.Error) -> str:
+    diag = getattr(exc, "diag", None)
+    primary = (diag.message_primary if diag is not None else None) or str(exc).strip().splitlines()[0]
+    state = f" (SQLSTATE {exc.sqlstate})" if exc.sqlstate else ""
+    return f"{primary}{state}"

@@ -1,0 +1,63 @@
+"""Shared fixtures.
+
+`pg_dsn`        a real PostgreSQL server for the whole session: `$DOCASSAY_TEST_DSN` if set,
+                else an embedded server (infra.db.embedded) in a fresh temporary home outside
+                /root, stopped and deleted at the end. Bare: no migrations applied.
+`pg_fresh_dsn`  a new, empty database on that server for one test (dropped afterwards); use it
+                when a test needs tables of its own or a schema nobody else touches.
+
+Tests that use either are marked `pg` automatically.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import uuid
+from pathlib import Path
+from typing import Iterator
+
+import psycopg
+import pytest
+from psycopg import sql
+from psycopg.conninfo import make_conninfo
+
+TEST_DSN_ENV = "DOCASSAY_TEST_DSN"
+
+
+@pytest.fixture(scope="session")
+def pg_dsn() -> Iterator[str]:
+    external = os.environ.get(TEST_DSN_ENV)
+    if external:
+        yield external
+        return
+    from infra.db import embedded
+
+    base = Path(tempfile.gettempdir())
+    if base.resolve().is_relative_to("/root"):
+        base = Path("/var/tmp")
+    home = Path(tempfile.mkdtemp(prefix="docassay-test-home-", dir=base))
+    server = embedded.ensure_running(data_dir=home / "pg")
+    try:
+        yield server.dsn
+    finally:
+        embedded.stop(server.data_dir)
+        shutil.rmtree(home, ignore_errors=True)
+
+
+@pytest.fixture
+def pg_fresh_dsn(pg_dsn: str) -> Iterator[str]:
+    name = f"t_{uuid.uuid4().hex[:16]}"
+    with psycopg.connect(pg_dsn, autocommit=True) as admin:
+        admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    try:
+        yield make_conninfo(pg_dsn, dbname=name)
+    finally:
+        with psycopg.connect(pg_dsn, autocommit=True) as admin:
+            admin.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if {"pg_dsn", "pg_fresh_dsn"} & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.pg)
