@@ -1,0 +1,32 @@
+"""Locale-aware reading of printed values: amounts, percentages, dates, currencies, identifiers
+and names. Pure functions, run on every text span of every document:
+
+* never raise on any text (hostile, huge, any unicode); None / [] / "" when nothing is read;
+* bounded work: a span is read up to 200 characters, a line (find_*) up to 1000;
+* typed results that say how the value was read (separators, date order and pattern), so that
+  extraction instructions can record the convention and replay it on the next document.
+
+Amounts        parse_amount, amount_readings, find_amounts, parse_percent -> AmountParse/Reading
+Dates          parse_date, date_readings, find_dates, month_number        -> DateParse/Reading
+Currency       parse_currency, ISO_CODES, MINOR_DIGITS
+Text           normalize_identifier, normalize_name, fold, similarity
+Conventions    detect_number_locale, detect_date_order, detect_currency (vote over a document)
+
+`python -m extractors.normalize` prints calls per second.
+"""
+from extractors.normalize._amounts import (AmountParse, AmountReading, amount_readings,
+                                           find_amounts, parse_amount, parse_percent)
+from extractors.normalize._currency import ISO_CODES, MINOR_DIGITS, parse_currency
+from extractors.normalize._dates import (LANGUAGES, ORDERS, DateParse, DateReading, date_readings,
+                                         find_dates, month_number, parse_date)
+from extractors.normalize._detect import detect_currency, detect_date_order, detect_number_locale
+from extractors.normalize._text import fold, normalize_identifier, normalize_name, similarity
+
+__all__ = [
+    "AmountParse", "AmountReading", "parse_amount", "amount_readings", "find_amounts", "parse_percent",
+    "DateParse", "DateReading", "parse_date", "date_readings", "find_dates", "month_number",
+    "ORDERS", "LANGUAGES",
+    "parse_currency", "ISO_CODES", "MINOR_DIGITS",
+    "normalize_identifier", "normalize_name", "fold", "similarity",
+    "detect_number_locale", "detect_date_order", "detect_currency",
+]
