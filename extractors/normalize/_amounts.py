@@ -154,10 +154,18 @@ _BAD = _Word("bad")
 _NEG = ("-", "−", "–")
 
 
-@lru_cache(maxsize=1 << 16)
 def _analyse(word: str) -> _Word:
-    """Classify one word. Cached: the same words ("1", "0,00", "19%", "RM9.00") recur on every
-    document, and a word is at most MAX_LINE_CHARS long."""
+    """Classify one word. Short words are cached: the same ones ("1", "0,00", "19%", "RM9.00")
+    recur on every document; the cache holds at most 65 536 words of at most 40 characters."""
+    return _analyse_cached(word) if len(word) <= 40 else _analyse_word(word)
+
+
+@lru_cache(maxsize=1 << 16)
+def _analyse_cached(word: str) -> _Word:
+    return _analyse_word(word)
+
+
+def _analyse_word(word: str) -> _Word:
     m = _NUM_WORD_RE.fullmatch(word)
     if m is None:
         return _BAD
