@@ -249,7 +249,9 @@ def _find(ix: DocIndex, seg: Segment, vtype: str) -> list[Span]:
             add("percent", m.group(0), m.start(), m.end())
     elif vtype == "currency":
         for m in _CURRENCY_RE.finditer(text):
-            code = norm.parse_currency(m.group(0))
+            # A little context, so that codes which need an amount beside them ("BHD" in
+            # "SDN BHD" is a company suffix, not dinars) are judged as normalize judges them.
+            code = norm.parse_currency(text[max(0, m.start() - 3):m.end() + 3])
             if code:
                 add("currency", code, m.start(), m.end())
     elif vtype == "text":

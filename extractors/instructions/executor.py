@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from extractors import normalize as norm
 from extractors.document import BBox, Document
 from extractors.instructions.model import FieldRule, Instructions, Locale, Locator, TableRule
 from extractors.instructions import values as V
@@ -268,15 +269,11 @@ def _pattern_candidates(ix: DocIndex, loc: Locator) -> list[Span]:
 
 
 def _detect_currency(ix: DocIndex) -> list[Span]:
-    spans = ix.spans("currency")
-    if not spans:
+    """The currency the document's amounts are in (by vote), located where it is first printed."""
+    code = norm.detect_currency(seg.text for pi in ix.pages for seg in pi.segments)
+    if code is None:
         return []
-    counts: dict[str, int] = {}
-    for s in spans:
-        counts[str(s.value)] = counts.get(str(s.value), 0) + 1
-    # Codes beat symbols on a tie (a printed "EUR" is unambiguous), then the earliest.
-    best = max(counts, key=lambda c: (counts[c], any(s.value == c and s.text.isalpha() for s in spans)))
-    return [s for s in spans if s.value == best]
+    return [s for s in ix.spans("currency") if s.value == code]
 
 
 def _to_value(ix: DocIndex, span: Span, rule: FieldRule, locale: Locale, anchor: str) -> FieldValue | None:

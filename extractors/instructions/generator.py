@@ -64,9 +64,8 @@ def detect_locale(ix: DocIndex) -> Locale:
     dates = [s.text for s in ix.spans("date")]
     decimal = norm.detect_number_locale(amounts) or "."
     order = norm.detect_date_order(dates) or "DMY"
-    cur = [s.value for s in ix.spans("currency")]
-    currency = max(set(cur), key=cur.count) if cur else None
-    return Locale(decimal=decimal, date_order=order, currency=str(currency) if currency else None)
+    currency = norm.detect_currency(seg.text for pi in ix.pages for seg in pi.segments)
+    return Locale(decimal=decimal, date_order=order, currency=currency)
 
 
 def generate(doc: Document | DocIndex, schema: Mapping[str, object], *, scorer: Scorer | None = None,
