@@ -1,0 +1,22 @@
+"""Synthetic invoices and receipts with exact ground truth and span labels (docassay synth).
+
+A *format* is a seeded template (layout, fonts, label wording, locale, block positions); documents
+of a format differ only in values. Each `SynthDoc` holds the `Document` built directly from the
+layout (exact word boxes), the canonical ground truth, and `truth_spans`: where each value and its
+label are printed, and each line item's row — the labels for training span pickers and locators.
+
+    fmt = make_format(seed=7, kind="invoice")
+    doc = make_document(fmt, seed=0)
+    pdf_bytes = to_pdf(doc); pngs = to_png(doc, dpi=150); lines = to_ocr_lines(doc)
+    for doc in generate(n_formats=10, docs_per_format=5, kind="receipt", seed=0, split="unseen"): ...
+    write_dataset("out/", 10, 5, kind="invoice", split="train", seed=0, render=("pdf",))
+"""
+from extractors.synth.dataset import RENDERS, write_dataset
+from extractors.synth.generator import SPLITS, format_seeds, generate, make_document, make_format, split_of
+from extractors.synth.locale import Locale, parse_amount, parse_date
+from extractors.synth.render import to_ocr_lines, to_pdf, to_png
+from extractors.synth.types import Anchor, CellSpan, FieldSpan, Format, ItemSpan, SynthDoc, TruthSpans
+
+__all__ = ["make_format", "make_document", "generate", "format_seeds", "split_of", "SPLITS", "write_dataset",
+           "RENDERS", "to_pdf", "to_png", "to_ocr_lines", "Format", "SynthDoc", "TruthSpans", "FieldSpan",
+           "ItemSpan", "CellSpan", "Anchor", "Locale", "parse_amount", "parse_date"]

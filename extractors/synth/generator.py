@@ -1,0 +1,88 @@
+"""Formats, documents, and streams of them, with disjoint format-seed ranges per split.
+
+    make_format(seed, kind)            -> Format     (a pure function of seed and kind)
+    make_document(fmt, seed)           -> SynthDoc   (a pure function of format and seed)
+    generate(n_formats, docs_per_format, kind, seed, split) -> Iterator[SynthDoc]
+
+Split ranges: train formats use seeds in [0, 1e9), dev in [1e9, 2e9), unseen in [2e9, 3e9), so a
+format seen in training can never appear among the unseen formats.
+"""
+from __future__ import annotations
+
+import hashlib
+import random
+from typing import Iterator
+
+from extractors.synth.canvas import Layout, build_document
+from extractors.synth.invoice_layout import compose_invoice
+from extractors.synth.invoice_style import sample_invoice_style
+from extractors.synth.invoice_values import sample_invoice_values
+from extractors.synth.receipt import compose_receipt, sample_receipt_style, sample_receipt_values
+from extractors.synth.types import KINDS, Format, SynthDoc, spans_from_hits
+
+__all__ = ["SPLITS", "SPLIT_SPAN", "split_of", "format_seeds", "make_format", "make_document", "generate"]
+
+SPLITS = ("train", "dev", "unseen")
+SPLIT_SPAN = 10 ** 9
+
+
+def split_of(format_seed: int) -> str | None:
+    """The split whose seed range holds `format_seed` (None outside every range)."""
+    i = format_seed // SPLIT_SPAN
+    return SPLITS[i] if 0 <= i < len(SPLITS) else None
+
+
+def format_seeds(split: str, n: int, seed: int = 0) -> list[int]:
+    """`n` distinct format seeds of `split`, drawn reproducibly from its range."""
+    if split not in SPLITS:
+        raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
+    rng = random.Random(f"format-seeds/{split}/{seed}")
+    base = SPLITS.index(split) * SPLIT_SPAN
+    return [base + s for s in rng.sample(range(SPLIT_SPAN), n)]
+
+
+def make_format(seed: int, kind: str = "invoice") -> Format:
+    """The format (template) with this seed: layout, fonts, labels, locale and positions."""
+    if kind == "invoice":
+        lang, loc, style = sample_invoice_style(seed)
+    elif kind == "receipt":
+        lang, loc, style = sample_receipt_style(seed)
+    else:
+        raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+    return Format(format_id=f"{kind[:3]}-{seed}", kind=kind, seed=seed, language=lang, locale=loc, style=style)
+
+
+def _layout_digest(layout: Layout) -> str:
+    h = hashlib.sha256()
+    for p in layout.pages:
+        h.update(f"P{p.width:.2f}x{p.height:.2f}".encode())
+        for r in p.runs:
+            h.update(f"{r.x:.2f},{r.y:.2f},{r.font},{r.size},{r.text}\n".encode())
+    return h.hexdigest()
+
+
+def make_document(fmt: Format, seed: int) -> SynthDoc:
+    """Document `seed` of format `fmt`: the `Document` built from the layout, its truth and spans."""
+    rng = random.Random(f"{fmt.format_id}/doc/{seed}")
+    if fmt.kind == "invoice":
+        values = sample_invoice_values(fmt.style, fmt.locale, fmt.language, rng)  # type: ignore[arg-type]
+        layout, truth = compose_invoice(fmt.style, fmt.locale, fmt.language, values)  # type: ignore[arg-type]
+    else:
+        rvalues = sample_receipt_values(fmt.style, fmt.locale, fmt.language, rng)  # type: ignore[arg-type]
+        layout, truth = compose_receipt(fmt.style, fmt.locale, fmt.language, rvalues)  # type: ignore[arg-type]
+    doc_id = f"{fmt.format_id}-{seed}"
+    meta = fmt.meta()
+    meta.update({"doc_id": doc_id, "doc_seed": seed, "split": split_of(fmt.seed), "pages": len(layout.pages)})
+    document, hits = build_document(layout, source=f"synth://{doc_id}", sha256=_layout_digest(layout), meta=meta)
+    spans = spans_from_hits(document, hits, truth, layout.relations)
+    return SynthDoc(doc_id=doc_id, format_id=fmt.format_id, kind=fmt.kind, seed=seed, document=document,
+                    truth=truth, truth_spans=spans, meta=meta, layout=layout)
+
+
+def generate(n_formats: int, docs_per_format: int, kind: str = "invoice", seed: int = 0,
+             split: str = "train") -> Iterator[SynthDoc]:
+    """`n_formats` formats of `split` (seeded by `seed`), `docs_per_format` documents each, format by format."""
+    for fseed in format_seeds(split, n_formats, seed):
+        fmt = make_format(fseed, kind)
+        for j in range(docs_per_format):
+            yield make_document(fmt, seed * 1_000_003 + j)
