@@ -258,12 +258,13 @@ class _Composer:
 
     def title_pieces(self) -> list[Tagged]:
         s, v = self.s, self.v
+        title = s.credit_title if v.credit else s.title
         if not s.title_line:
-            return [(s.title, ())]
+            return [(title, ())]
         self.relations["invoice_number"] = "title"
         self.relations["issue_date"] = "title"
         conn = s.extra.get("connector") or self.lab_words["title_connector"][0]
-        return [(s.title, ("@invoice_number",)), (self.lab_words["number_short"], ("@invoice_number",)),
+        return [(title, ("@invoice_number",)), (self.lab_words["number_short"], ("@invoice_number",)),
                 (v.number, ("invoice_number",)), (str(conn), ("@issue_date",)), (self.date(v.issue), ("issue_date",))]
 
     def top_of_page_one(self) -> None:

@@ -120,6 +120,8 @@ class InvoiceStyle:
     registry: str
     zero_rated: bool
     delivery_note: str
+    credit_title: str
+    credit_p: float                                     # share of documents that are credit notes
     extra: dict[str, object] = field(default_factory=dict)
 
     def describe(self) -> dict[str, object]:
@@ -130,7 +132,7 @@ class InvoiceStyle:
                 "columns", "header_style", "row_rules", "zebra", "sub_line", "qty_decimals", "price_decimals",
                 "unit_mode", "discount_kind", "mixed_rates", "tax_style", "tax_total_line", "totals_style",
                 "cur_style", "cur_anchor", "amount_words", "early_pay", "bank_place", "footer_cols", "page_num",
-                "carry_forward", "cont_header", "seller_varies", "zero_rated")
+                "carry_forward", "cont_header", "seller_varies", "zero_rated", "credit_p")
         out: dict[str, object] = {k: getattr(self, k) for k in keys}
         out["fields"] = list(self.fields)
         out["columns"] = list(self.columns)
@@ -190,6 +192,11 @@ def _pick_labels(rng: random.Random, lang: str, upper: bool) -> dict[str, str]:
         for key in groups[0] + groups[1] + groups[2] + ["bill_to", "ship_to", "tax"]:
             out[key] = out[key].upper()
     return out
+
+
+def _credit_title(rng: random.Random, lang: str, title: str) -> str:
+    t = rng.choice(vocab.INVOICE_LABELS[lang]["credit_title"])
+    return t.upper() if title.isupper() else t
 
 
 def sample_invoice_style(seed: int) -> tuple[str, Locale, InvoiceStyle]:
@@ -321,5 +328,6 @@ def sample_invoice_style(seed: int) -> tuple[str, Locale, InvoiceStyle]:
         qty_max=rng.choice([3, 10, 25, 200]), seller_varies=rng.random() < 0.3, seller=seller, bank=bank,
         registry=registry, zero_rated=zero_rated,
         delivery_note=labels["delivery_note"],
+        credit_title=_credit_title(rng, lang, labels["title"]), credit_p=rng.choice([0.0, 0.0, 0.0, 0.1]),
     )
     return lang, loc, fit_columns(style, loc)

@@ -2,6 +2,7 @@
 
 Arithmetic (all `Decimal`, half-up to cents):
     line_total = round(quantity * unit_price - line_discount, 2)
+    (credit notes: negative quantities, so every line and total is negative; no discounts)
     per tax rate r: base_r = sum of its line totals; doc discount d_r = round(base_r * pct, 2);
                     net_r = base_r - d_r; tax_r = round(net_r * r / 100, 2)
     net = sum net_r; tax = sum tax_r; gross = net + tax
@@ -70,6 +71,7 @@ class InvoiceValues:
     deposit: Decimal
     amount_due: Decimal
     bank: tuple[str, str, str]
+    credit: bool                   # a credit note: quantities and every amount negative
 
 
 def _quant(d: int) -> Decimal:
@@ -114,25 +116,26 @@ def sample_invoice_values(style: InvoiceStyle, loc: Locale, lang: str, rng: rand
         other = names.make_party(rng, lang, buyer_country)
         ship_to = Party(other.name if rng.random() < 0.5 else buyer.name, other.address, other.country)
     issue = date(2015, 1, 1) + timedelta(days=rng.randint(0, 365 * 11))
+    credit = bool(style.credit_p) and rng.random() < style.credit_p
     lo, hi = style.items_range
     n_items = rng.randint(lo, hi)
     items: list[Item] = []
     for _ in range(n_items):
         service = rng.random() < style.service_p
         desc = names.item_description(rng, lang, long=rng.random() < style.long_desc_p, service=service)
-        qty = _quantity(rng, style, service)
+        qty = _quantity(rng, style, service) * (-1 if credit else 1)
         price = _price(rng, style)
         gross_line = qty * price
         pct: Decimal | None = None
         disc = Decimal("0.00")
-        if style.line_discount_p and rng.random() < style.line_discount_p:
+        if style.line_discount_p and not credit and rng.random() < style.line_discount_p:
             if style.discount_kind == "percent":
                 pct = Decimal(rng.choice([2, 3, 5, 10, 15, 20]))
                 disc = money(gross_line * pct / 100)
             else:
                 disc = money(gross_line * Decimal(rng.choice([3, 5, 8, 12])) / 100)
         total = money(gross_line - disc)
-        if total <= 0:
+        if total <= 0 and not credit:
             disc, pct, total = Decimal("0.00"), None, money(gross_line).max(Decimal("0.01"))
         rate = rng.choice(style.rates)
         note = ""
@@ -141,8 +144,8 @@ def sample_invoice_values(style: InvoiceStyle, loc: Locale, lang: str, rng: rand
         items.append(Item(description=desc, sku=f"{rng.choice('ABCDEFGHKMPRST')}{rng.randint(1000, 99999)}",
                           note=note, quantity=qty, unit=rng.choice(service_units if service else units), unit_price=price, discount_pct=pct,
                           discount=disc, tax_rate=rate, line_total=total))
-    pct = Decimal(rng.choice([2, 3, 5, 10])) if style.doc_discount_p and rng.random() < style.doc_discount_p \
-        else Decimal(0)
+    pct = Decimal(rng.choice([2, 3, 5, 10])) if style.doc_discount_p and not credit and \
+        rng.random() < style.doc_discount_p else Decimal(0)
     taxes: list[TaxLine] = []
     doc_disc = Decimal("0.00")
     subtotal = Decimal("0.00")
@@ -159,7 +162,7 @@ def sample_invoice_values(style: InvoiceStyle, loc: Locale, lang: str, rng: rand
     tax_total = sum((t.tax for t in taxes), Decimal("0.00"))
     gross = net + tax_total
     deposit = Decimal("0.00")
-    if style.deposit_p and rng.random() < style.deposit_p and gross > 10:
+    if style.deposit_p and not credit and rng.random() < style.deposit_p and gross > 10:
         deposit = money(gross * Decimal(rng.choice([20, 25, 30, 50])) / 100)
     bank = style.bank if not style.seller_varies else (
         style.bank[0], names.iban(rng, country if country in ("DE", "FR", "ES", "NL", "GB") else "DE"), style.bank[2])
@@ -173,4 +176,4 @@ def sample_invoice_values(style: InvoiceStyle, loc: Locale, lang: str, rng: rand
         delivery=issue - timedelta(days=rng.randint(0, 12)), early_date=issue + timedelta(days=rng.randint(5, 10)),
         early_pct=Decimal(rng.choice([2, 3])), items=items, subtotal=subtotal, doc_discount_pct=pct,
         doc_discount=doc_disc, net=net, taxes=taxes, tax_total=tax_total, gross=gross, deposit=deposit,
-        amount_due=gross - deposit, bank=bank)
+        amount_due=gross - deposit, bank=bank, credit=credit)
