@@ -291,3 +291,20 @@ def test_known_invoice_reads_in_order():
     assert any(t.split() == ["Bruttosumme", "529,87"] for t in texts), texts
     assert texts.index(next(t for t in texts if t.startswith("Positionssumme"))) < \
         texts.index(next(t for t in texts if t.startswith("Zahlbetrag")))
+
+
+def test_huge_page_is_rendered_within_the_pixel_limit():
+    import dataclasses
+    from extractors.parsers.base import Budget
+    from extractors.parsers.pdf import _render, _View
+    from infra.config import Limits, Settings
+
+    def draw(c: canvas.Canvas) -> None:
+        c.rect(100, 100, 1000, 1000, fill=1)
+
+    cfg = Settings(limits=dataclasses.replace(Limits(), max_page_pixels=1_000_000))
+    pdf = pdfium.PdfDocument(make_pdf(draw, (14_400, 14_400)))       # 200 x 200 inch
+    page = pdf[0]
+    img = _render(page, _View.of(page), Budget.for_settings(cfg, "huge.pdf"), cfg)
+    assert img.width * img.height <= 1_000_000 and img.width > 900
+    pdf.close()
