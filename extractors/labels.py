@@ -57,7 +57,7 @@ LEXICON: dict[str, tuple[str, ...]] = {
         "ust id", "ust idnr", "ust id nr", "umsatzsteuer id", "ust identnr", "ustidnr", "ust identifikationsnummer",
         "tva intracommunautaire", "n tva", "numero de tva", "no tva", "tva",
         "nif", "cif", "n iva", "numero de iva",
-        "btw nummer", "btw nr", "btw id", "btw", "gst reg no", "gst id", "gst no", "sst no", "co reg no",
+        "btw nummer", "btw nr", "btw id", "btw", "uid", "uid nr", "mwst nr", "mwst nummer", "che", "gst reg no", "gst id", "gst no", "sst no", "co reg no",
     ),
     "buyer_name": (
         "bill to", "billed to", "buyer", "customer", "sold to", "invoice to", "client", "name", "attn",
@@ -91,7 +91,7 @@ LEXICON: dict[str, tuple[str, ...]] = {
         "zu zahlen", "brutto", "gesamt", "rechnungssumme brutto", "bruttosumme", "gesamtsumme brutto",
         "rechnungssumme", "bruttorechnungsbetrag", "zahlbetrag", "total due", "total payable", "total ttc", "montant ttc", "net a payer", "montant total",
         "total a payer", "total a pagar", "importe total", "total factura",
-        "totaal", "totaalbedrag", "te betalen", "totaal incl btw", "jumlah", "jumlah besar",
+        "totaal", "totaalbedrag", "te betalen", "totaal incl btw", "factuurbedrag", "summe brutto", "jumlah", "jumlah besar",
     ),
     "company": ("company", "store", "shop", "merchant", "sdn bhd", "enterprise", "trading", "restaurant"),
     "date": ("date", "tarikh", "datum", "fecha", "date time", "dated", "bill date", "receipt date", "invoice date"),
@@ -144,13 +144,30 @@ COLUMN_LEXICON: dict[str, tuple[str, ...]] = {
 _PUNCT = re.compile(r"[^\w#%]+", re.UNICODE)
 
 
+_ABBREV = re.compile(r"(?<![\w.])(?:[^\W\d_]\.){2,}(?:[^\W\d_](?![\w]))?")
+
+
 @lru_cache(maxsize=65536)
 def fold_label(text: str) -> str:
-    """Casefold, strip accents, turn punctuation into spaces, collapse whitespace."""
-    t = unicodedata.normalize("NFKD", text[:200]).casefold()
+    """Casefold, strip accents, join dotted abbreviations ("B.T.W." -> "btw"), turn punctuation
+    into spaces, collapse whitespace."""
+    t = _ABBREV.sub(lambda m: m.group(0).replace(".", "") + " ", text[:200])
+    t = unicodedata.normalize("NFKD", t).casefold()
     t = "".join(ch for ch in t if not unicodedata.combining(ch))
     t = t.replace("ß", "ss").replace("°", " ").replace("º", " ").replace("_", " ")
     return " ".join(_PUNCT.sub(" ", t).split())
+
+
+def _token_match(token: str, others: list[str]) -> float:
+    """1 for an equal token, 0.8 when one is an abbreviation (prefix of 3+ letters) of the other."""
+    best = 0.0
+    for o in others:
+        if o == token:
+            return 1.0
+        short, long_ = (o, token) if len(o) < len(token) else (token, o)
+        if len(short) >= 3 and long_.startswith(short):
+            best = 0.8
+    return best
 
 
 @dataclass(frozen=True)
@@ -228,16 +245,20 @@ def label_score(text: str, labels: tuple[str, ...]) -> tuple[float, str]:
     for lab in labels:
         if not lab:
             continue
+        cover = min(1.0, len(lab) / max(len(t), 1))
+        lt = lab.split()
         if t == lab:
             s = 1.0
         elif t.endswith(" " + lab) or t.startswith(lab + " "):
-            s = 0.85 + 0.1 * min(1.0, len(lab) / max(len(t), 1))
+            s = 0.6 + 0.35 * cover
         elif f" {lab} " in f" {t} ":
-            s = 0.6 + 0.2 * min(1.0, len(lab) / max(len(t), 1))
+            s = 0.5 + 0.3 * cover
         else:
-            lt = lab.split()
-            common = len(set(lt) & set(tt))
-            s = 0.5 * common / max(len(lt), len(tt)) if common else 0.0
+            common = sum(_token_match(a, tt) for a in lt)
+            if common and len(lt) == len(tt):
+                s = 0.95 * common / len(lt)          # every token, some abbreviated ("Rechn.-Nr.")
+            else:
+                s = 0.7 * common / max(len(lt), len(tt)) if common else 0.0
         s *= 0.9 + 0.1 * min(1.0, len(lab) / 12)
         if s > best:
             best, best_label = s, lab

@@ -20,7 +20,7 @@ from typing import Mapping
 import numpy as np
 import psycopg
 
-from extractors.format_index import FaissFormatIndex, FormatIndexBase
+from extractors.format_index import FormatIndex, FormatIndexBase
 from extractors.instructions.model import Instructions
 from infra import store
 
@@ -50,7 +50,7 @@ class FormatLibrary:
 
     @classmethod
     def open(cls, home: Path) -> "FormatLibrary":
-        return cls(FaissFormatIndex(Path(home) / "index"))
+        return cls(FormatIndex(Path(home) / "index"))
 
     def nearest(self, vector: np.ndarray, key: str) -> tuple[str, float] | None:
         hits = self.index.search(vector, k=1, filter={"schema": key})
@@ -85,5 +85,5 @@ class FormatLibrary:
 
     def add_exemplar(self, format_id: str, vector: np.ndarray, key: str) -> None:
         """Keep a few fingerprints per format so its variants (1 page, 3 pages) all match."""
-        if self.index.count(format_id) < MAX_EXEMPLARS:
+        if len(self.index.exemplars(format_id)) < MAX_EXEMPLARS:
             self.index.add(format_id, vector, {"schema": key})

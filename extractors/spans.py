@@ -27,7 +27,7 @@ VALUE_TYPES = ("date", "amount", "number", "integer", "identifier", "currency", 
 
 _IDENT_RE = re.compile(r"(?<![\w/.-])[A-Za-z0-9][A-Za-z0-9/._#-]*\d[A-Za-z0-9/._-]*(?<![._-])|(?<![\w/.-])[A-Z]{1,4}\d[A-Z0-9-]*")
 _PERCENT_RE = re.compile(r"(?<![\w.,])\d{1,3}(?:[.,]\d{1,2})?\s?%")
-_CURRENCY_RE = re.compile(r"(?<![A-Za-z])(?:[A-Z]{3})(?![A-Za-z])|[$€£¥₹]|(?<![A-Za-z])(?:RM|Rs|US\$|A\$|C\$|HK\$|S\$)(?![A-Za-z])")
+_CURRENCY_RE = re.compile(r"(?<![A-Za-z])(?:[A-Z]{3})(?![A-Za-z])|[$€£¥₹₩₽₺₪₫฿₱₦₴]|(?<![A-Za-z])(?:RM|Rs\.?|US\$|A\$|C\$|HK\$|S\$|NZ\$|R\$|S?Fr\.|zł|Kč|kr\.?)(?![A-Za-z])")
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,13 +212,26 @@ def _segments(page: Page, li: int, line: Line, em: float) -> list[Segment]:
 _TOKEN_SPLIT = re.compile(r"[\w#%]+", re.UNICODE)
 
 
+_ABBREV = re.compile(r"(?<![\w.])(?:[^\W\d_]\.){2,}(?:[^\W\d_](?![\w]))?")
+
+
 def _seg_tokens(seg: Segment) -> list[tuple[str, int, int]]:
-    """Folded tokens of a segment with their char offsets in the segment text."""
+    """Folded tokens of a segment with their char offsets in the segment text.
+
+    Dotted abbreviations ("B.T.W.", "U.S.") become one token ("btw"), as `fold_label` folds them.
+    """
     out: list[tuple[str, int, int]] = []
+    abbrevs = [(m.start(), m.end()) for m in _ABBREV.finditer(seg.text)]
+    for s0, e0 in abbrevs:
+        out.append((fold_label(seg.text[s0:e0]), s0, e0))
     for m in _TOKEN_SPLIT.finditer(seg.text):
+        if any(s0 <= m.start() < e0 for s0, e0 in abbrevs):
+            continue
         f = fold_label(m.group(0))
         for part in f.split():
             out.append((part, m.start(), m.end()))
+    if abbrevs:
+        out.sort(key=lambda t: t[1])
     return out
 
 

@@ -22,7 +22,7 @@ __all__ = ["collect_sources", "load_schema", "load_rule_pack", "run_batch", "SKI
 
 # Files that sit beside documents but are not documents (ground truth, manifests, our own output).
 SKIP_NAMES = {"manifest.jsonl", "results.jsonl", ".DS_Store"}
-_SIDECAR_SUFFIXES = (".gt.json",)
+_SIDECAR_SUFFIXES = (".gt.json", ".spans.json")
 
 
 def collect_sources(paths: Iterable[str], *, skip: Callable[[Path], bool] | None = None) -> list[str]:

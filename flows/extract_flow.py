@@ -27,7 +27,7 @@ from flows.results import ResultsWriter, Row, Summary, summarize
 from infra import store
 from infra.errors import DocassayError
 
-__all__ = ["extract_flow", "BatchOutcome", "BatchFailed", "run_extract", "prefect_quiet_env"]
+__all__ = ["extract_flow", "BatchOutcome", "BatchFailed", "run_extract"]
 
 
 class BatchFailed(DocassayError):
@@ -49,11 +49,11 @@ def extract_document(source: str, job: Job, ctx: RunContext) -> Row:
 
 
 @flow(name="docassay-extract", persist_result=False, log_prints=False)
-def extract_flow(paths: list[str], schema: str, out: str, rules: str | None = None, home: str | None = None,
+def extract_flow(paths: list[str], schema_path: str, out: str, rules: str | None = None, home: str | None = None,
                  db: str | None = None, generator: str = "baseline", concurrency: int = 2,
                  max_error_ratio: float | None = None, quiet: bool = True) -> dict:
     """Extract every document under `paths` into `out/results.jsonl`; returns the batch summary."""
-    opts = JobOptions(schema=schema, rules=rules, home=home, db=db, generator=generator, concurrency=concurrency)
+    opts = JobOptions(schema=schema_path, rules=rules, home=home, db=db, generator=generator, concurrency=concurrency)
     job = build_job(opts)
     sources = collect_sources(paths, skip=ground_truth_sidecar)
     outcome = run_batch_tasks(sources, job, Path(out), quiet=quiet)
@@ -96,16 +96,8 @@ def run_batch_tasks(sources: list[str], job: Job, out: Path, *, quiet: bool) -> 
 def run_extract(paths: list[str], opts: JobOptions, out: Path, *, quiet: bool = False,
                 max_error_ratio: float | None = None) -> dict:
     """Run the flow with a thread pool of `opts.concurrency` workers (what the CLI calls)."""
-    prefect_quiet_env()
     runner = ThreadPoolTaskRunner(max_workers=max(1, opts.concurrency))
     return extract_flow.with_options(task_runner=runner)(
-        paths=list(paths), schema=str(opts.schema), out=str(out), rules=opts.rules and str(opts.rules),
+        paths=list(paths), schema_path=str(opts.schema), out=str(out), rules=opts.rules and str(opts.rules),
         home=opts.home and str(opts.home), db=opts.db, generator=opts.generator, concurrency=opts.concurrency,
         max_error_ratio=max_error_ratio, quiet=quiet)
-
-
-def prefect_quiet_env() -> None:
-    """Keep Prefect's own logging off the user's terminal unless asked for."""
-    os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
-    os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
-    os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "90")

@@ -66,7 +66,7 @@ def _score(ix: DocIndex, spec: FieldSpec, rivals: list[FieldSpec], p: Proposal, 
         s *= 0.95
     s -= 0.04 * p.rank_hint
     concept = spec.concept or ""
-    if spec.type in ("amount", "number") and amounts and isinstance(p.value, float):
+    if spec.type in ("amount", "number") and amounts and isinstance(p.value, float) and p.relation != "region":
         rank = amounts.index(abs(p.value)) / max(len(amounts) - 1, 1) if abs(p.value) in amounts else 0.0
         if concept in ("gross_total", "total"):
             s += 0.15 * rank + 0.05 * y_rel + (0.05 if p.span.page == len(ix.pages) else 0.0)

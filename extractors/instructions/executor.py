@@ -281,7 +281,10 @@ def _to_value(ix: DocIndex, span: Span, rule: FieldRule, locale: Locale, anchor:
     bbox = span.bbox
     if rule.type == "text" and rule.lines and rule.lines > 1:
         text, bbox = _gather_lines(ix, span, rule.lines)
-    value = V.normalize(text, rule.type, locale, rule.normalize)
+    if rule.type == "currency" and span.type == "currency":
+        value = span.value                      # judged with its context when the span was found
+    else:
+        value = V.normalize(text, rule.type, locale, rule.normalize)
     if value is None:
         return None
     return FieldValue(value, Provenance(span.page, bbox, text, anchor))

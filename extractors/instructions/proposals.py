@@ -44,9 +44,17 @@ class Proposal:
         return FieldRule(type=spec.type, locator=self.locator, lines=lines)
 
 
+# A currency printed before the amount is part of the value's cell, not of its label.
+_CURRENCY_TAIL = re.compile(r"(?:\b[A-Z]{3}|[$€£¥₹]|\bRM|\bRs\.?|\bS?Fr\.|\bUS\$)\s*$")
+_RATE = re.compile(r"^[(\[]?[\d.,]*\s*%?[)\]]?[:.]*$")
+
+
 def _label_tail(text: str, max_tokens: int = 5) -> str:
-    """The label-like end of a prefix: trailing tokens up to the last one with a digit."""
+    """The label-like end of a prefix: trailing tokens up to the last one with a digit. A rate or
+    bare punctuation at the very end ("B.T.W. 21 %:") is skipped: it varies between documents."""
     toks = text.replace("\u00a0", " ").split()
+    while toks and _RATE.match(toks[-1]) and (len(toks) > 1):
+        toks.pop()
     tail: list[str] = []
     for t in reversed(toks):
         if _DIGIT.search(t) or len(tail) >= max_tokens:
@@ -69,7 +77,7 @@ def label_context(ix: DocIndex, span: Span) -> list[tuple[str, str, BBox]]:
     seg = ix.segment(span.page, span.line, span.segment)
     pi = ix.page(span.page)
     out: list[tuple[str, str, BBox]] = []
-    prefix = seg.text[:span.seg_start].rstrip()
+    prefix = _CURRENCY_TAIL.sub("", seg.text[:span.seg_start]).rstrip()
     tail = _label_tail(prefix)
     if tail and _is_labelish(tail):
         s0 = prefix.rfind(tail)

@@ -89,6 +89,8 @@ def fix(ix: DocIndex, gen: Generation, extraction: Extraction, verdict: Verdict,
         for key, cand, how in options[:MAX_TRIES_PER_ROUND]:
             tried_keys.add(key)
             ext = execute(cand, ix)
+            if key[0] != "drop" and any(f in res.extraction.record and f not in ext.record for f, _ in how):
+                continue                     # a change that loses a value only hides the problem
             v = verify(ext.record)
             res.tried += 1
             if best is None or _better(v, best[0]):

@@ -2,9 +2,10 @@
 
 Each module has `register(subparsers)` which adds its parser and sets `run=func(args) -> int`.
 """
-from flows.commands import extract, formats
+from flows.commands import extract, formats, synth
 
 REGISTRY = {
     "extract": extract,
     "formats": formats,
+    "synth": synth,
 }

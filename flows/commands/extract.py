@@ -7,8 +7,8 @@ import sys
 from pathlib import Path
 
 from flows.commands.common import add_store_options
-from flows.extract_flow import BatchFailed, run_extract
-from flows.jobs import GENERATORS, JobOptions
+
+GENERATORS = ("baseline", "model")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -37,6 +37,11 @@ def run(args: argparse.Namespace) -> int:
     if args.concurrency < 1:
         print("docassay: error: --concurrency must be at least 1", file=sys.stderr)
         return 2
+    from flows.prefect_env import quiet_prefect
+    quiet_prefect()                                            # before Prefect is imported
+    from flows.extract_flow import BatchFailed, run_extract   # Prefect loads only when needed
+    from flows.jobs import JobOptions
+
     opts = JobOptions(schema=args.schema, rules=args.rules, home=args.home, db=args.db,
                       generator=args.generator, concurrency=args.concurrency)
     out = Path(args.out)
