@@ -36,7 +36,7 @@ class Settings:
     home: Path = field(default_factory=default_home)
     db: str | None = None                      # DSN; None = embedded PostgreSQL under home
     limits: Limits = field(default_factory=Limits)
-    match_threshold: float = 0.90              # cosine similarity for a `known` format (calibrated, see BENCHMARKS.md)
+    match_threshold: float = 0.72              # cosine similarity for a `known` format (bench/format_matching.py)
     max_attempts: int = 3                      # repair attempts before needs_review
     rule_timeout_ms: int = 2000                # statement timeout per SQL rule
     concurrency: int = 2                       # documents processed at once
