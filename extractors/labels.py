@@ -249,10 +249,12 @@ def label_score(text: str, labels: tuple[str, ...]) -> tuple[float, str]:
         lt = lab.split()
         if t == lab:
             s = 1.0
-        elif t.endswith(" " + lab) or t.startswith(lab + " "):
-            s = 0.6 + 0.35 * cover
+        elif t.endswith(" " + lab):
+            s = 0.6 + 0.35 * cover            # labels sit right before their values: the end counts most
+        elif t.startswith(lab + " "):
+            s = 0.35 + 0.35 * cover
         elif f" {lab} " in f" {t} ":
-            s = 0.5 + 0.3 * cover
+            s = 0.3 + 0.3 * cover
         else:
             common = sum(_token_match(a, tt) for a in lt)
             if common and len(lt) == len(tt):

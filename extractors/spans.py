@@ -26,6 +26,7 @@ __all__ = ["Segment", "Span", "LabelMatch", "DocIndex", "VALUE_TYPES"]
 VALUE_TYPES = ("date", "amount", "number", "integer", "identifier", "currency", "text", "percent")
 
 _IDENT_RE = re.compile(r"(?<![\w/.-])[A-Za-z0-9][A-Za-z0-9/._#-]*\d[A-Za-z0-9/._-]*(?<![._-])|(?<![\w/.-])[A-Z]{1,4}\d[A-Z0-9-]*")
+_DECIMAL_NUMBER = re.compile(r"^-?\d{1,3}(?:[.,' ]\d{3})*[.,]\d{1,2}$")
 _PERCENT_RE = re.compile(r"(?<![\w.,])\d{1,3}(?:[.,]\d{1,2})?\s?%")
 _CURRENCY_RE = re.compile(r"(?<![A-Za-z])(?:[A-Z]{3})(?![A-Za-z])|[$€£¥₹₩₽₺₪₫฿₱₦₴]|(?<![A-Za-z])(?:RM|Rs\.?|US\$|A\$|C\$|HK\$|S\$|NZ\$|R\$|S?Fr\.|zł|Kč|kr\.?)(?![A-Za-z])")
 
@@ -252,10 +253,13 @@ def _find(ix: DocIndex, seg: Segment, vtype: str) -> list[Span]:
                 continue
             add(vtype, float(a.value), a.start, a.end)
     elif vtype == "identifier":
+        dates = [(d.start, d.end) for d in norm.find_dates(text)]
         for m in _IDENT_RE.finditer(text):
             tok = m.group(0).strip(".,;:")
             if len(tok) < 2 or len(tok) > 40:
                 continue
+            if any(m.start() < e and s < m.start() + len(tok) for s, e in dates) or _DECIMAL_NUMBER.match(tok):
+                continue                                   # a date or an amount, not an identifier
             add("identifier", tok, m.start(), m.start() + len(tok))
     elif vtype == "percent":
         for m in _PERCENT_RE.finditer(text):

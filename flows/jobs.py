@@ -32,5 +32,5 @@ def build_job(o: JobOptions) -> Job:
               generator=o.generator, reuse_formats=o.reuse_formats, repair=o.repair)
     if o.generator == "model":
         from extractors.instructions.model_scorer import model_scorer   # the MoE model, loaded once
-        job.scorer, job.model_tokens = model_scorer()
+        job.scorer = model_scorer()
     return job

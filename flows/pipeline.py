@@ -14,7 +14,7 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any, Callable, Iterator, Mapping, Protocol
 
 import psycopg
 
@@ -22,7 +22,7 @@ from extractors.document import Document
 from extractors.errors import InstructionError, ParseError
 from extractors.fingerprint import fingerprint
 from extractors.instructions.executor import Extraction, execute
-from extractors.instructions.generator import Generation, Scorer, generate
+from extractors.instructions.generator import Generation, Scorer, estimate_tokens, generate
 from extractors.instructions.repair import RepairResult, fix, troubleshoot
 from extractors.library import FormatLibrary, FormatMatch, schema_key
 from extractors.parsers import parse, read_source
@@ -49,11 +49,25 @@ class Job:
     reuse_formats: bool = True                   # ablation: False treats every document as new
     repair: bool = True                          # ablation: False skips fixer and troubleshooter
     scorer: Scorer | None = None                 # set from `generator` by the caller (model or baseline)
-    model_tokens: Callable[[DocIndex], tuple[int, int]] | None = None
+    budget: "Budget | None" = None               # token quotas (infra.quota); None = unmetered
 
     @property
     def key(self) -> str:
         return schema_key(self.schema)
+
+
+class Reservation(Protocol):
+    def settle(self, input_tokens: int, output_tokens: int) -> None: ...
+    def cancel(self) -> None: ...
+
+
+class Budget(Protocol):
+    """Token quotas. `reserve` atomically sets tokens aside before a model call, or returns None
+    (with `reason` set) when the quota cannot cover it; the reservation is settled with the true
+    count after the call."""
+    reason: str
+
+    def reserve(self, input_tokens: int, output_tokens: int) -> Reservation | None: ...
 
 
 class RunContext:
@@ -216,11 +230,27 @@ def _learn(doc: Document, ix: DocIndex, vec, job: Job, ctx: RunContext, row: Row
            check: Callable[[dict], Verification], holder: list, best_sim: float,
            known_result: RepairResult | None) -> None:
     s = job.settings
-    with timer.stage("generate"):
-        gen: Generation = generate(ix, job.schema, scorer=job.scorer, produced_by=job.generator)
-    if job.model_tokens is not None:
-        tin, tout = job.model_tokens(ix)
-        row.model_tokens = {"input": row.model_tokens["input"] + tin, "output": row.model_tokens["output"] + tout}
+    reservation = None
+    if job.budget is not None:
+        est_in, est_out = estimate_tokens(ix, job.schema, job.scorer)
+        if est_in or est_out:
+            reservation = job.budget.reserve(est_in, est_out)
+            if reservation is None:
+                if known_result is not None:
+                    row.finish(known_result, repaired=False)
+                row.fail("quota_exceeded", "quota_exceeded", job.budget.reason)
+                return
+    try:
+        with timer.stage("generate"):
+            gen: Generation = generate(ix, job.schema, scorer=job.scorer, produced_by=job.generator)
+    except BaseException:
+        if reservation is not None:
+            reservation.cancel()
+        raise
+    if reservation is not None:
+        reservation.settle(gen.tokens.input, gen.tokens.output)
+    row.model_tokens = {"input": row.model_tokens["input"] + gen.tokens.input,
+                        "output": row.model_tokens["output"] + gen.tokens.output}
     holder[:] = [gen.extraction]
     with timer.stage("verify"):
         verdict = check(gen.extraction.record)

@@ -20,9 +20,11 @@ from extractors.instructions.proposals import Proposal, propose
 from extractors.labels import LEXICON, FieldSpec, field_specs, fold_label, label_score
 from extractors.spans import DocIndex
 
-__all__ = ["Generation", "Scorer", "generate", "detect_locale", "schema_fields", "propose_tables", "MIN_SCORE"]
+__all__ = ["Generation", "Scorer", "TokenCount", "generate", "estimate_tokens", "detect_locale", "schema_fields", "propose_tables", "MIN_SCORE"]
 
 Scorer = Callable[[DocIndex, list[FieldSpec], dict[str, list[Proposal]]], dict[str, list[Proposal]]]
+"""Ranks proposals. A scorer that calls a model also has `tokens(ix, specs, proposals) -> (input,
+output)`: what one call costs, known before the call (budgets reserve it) and reported after."""
 
 MIN_SCORE = 0.3            # below this an optional field is left out rather than guessed
 _STOP_CONCEPTS = ("net_total", "gross_total", "tax_total", "total")
@@ -75,12 +77,29 @@ def generate(doc: Document | DocIndex, schema: Mapping[str, object], *, scorer: 
     specs, table_specs = schema_fields(schema)
     locale = detect_locale(ix)
     proposals = {s.name: propose(ix, s, locale) for s in specs}
+    tokens = TokenCount(*_cost(scorer, ix, specs, proposals))
     ranked = scorer(ix, specs, proposals)
     fields = {name: p.rule(next(s for s in specs if s.name == name)) for name, p in assign(specs, ranked).items()}
     table_options = {name: propose_tables(ix, cols, locale) for name, cols in table_specs.items()}
     tables = {name: opts[0] for name, opts in table_options.items() if opts}
     ins = Instructions(locale=locale, fields=fields, tables=tables, produced_by=produced_by)
-    return Generation(ins, ranked, table_options, execute(ins, ix), specs)
+    return Generation(ins, ranked, table_options, execute(ins, ix), specs, tokens)
+
+
+def _cost(scorer: Scorer, ix: DocIndex, specs: list[FieldSpec], proposals: dict[str, list[Proposal]]) -> tuple[int, int]:
+    tokens = getattr(scorer, "tokens", None)
+    return tokens(ix, specs, proposals) if callable(tokens) else (0, 0)
+
+
+def estimate_tokens(doc: Document | DocIndex, schema: Mapping[str, object], scorer: Scorer | None) -> tuple[int, int]:
+    """What generating instructions for this document would cost in model tokens, without calling
+    the model (0, 0 for the baseline, which calls none)."""
+    if scorer is None or not callable(getattr(scorer, "tokens", None)):
+        return 0, 0
+    ix = doc if isinstance(doc, DocIndex) else DocIndex(doc)
+    specs, _ = schema_fields(schema)
+    locale = detect_locale(ix)
+    return _cost(scorer, ix, specs, {s.name: propose(ix, s, locale) for s in specs})
 
 
 def assign(specs: list[FieldSpec], ranked: dict[str, list[Proposal]]) -> dict[str, Proposal]:

@@ -46,6 +46,7 @@ class Proposal:
 
 # A currency printed before the amount is part of the value's cell, not of its label.
 _CURRENCY_TAIL = re.compile(r"(?:\b[A-Z]{3}|[$€£¥₹]|\bRM|\bRs\.?|\bS?Fr\.|\bUS\$)\s*$")
+_CURRENCY_ONLY = re.compile(r"^\s*(?:[A-Z]{3}|[$€£¥₹]|RM|Rs\.?|S?Fr\.|in\s+[A-Z]{3}|\(?[A-Z]{3}\)?)\s*$")
 _RATE = re.compile(r"^[(\[]?[\d.,]*\s*%?[)\]]?[:.]*$")
 
 
@@ -73,7 +74,13 @@ def _is_labelish(text: str) -> bool:
 
 
 def label_context(ix: DocIndex, span: Span) -> list[tuple[str, str, BBox]]:
-    """Label texts around a span: (label text as printed, relation of the value to it, label box)."""
+    """Label texts around a span: (label text as printed, relation of the value to it, label box).
+
+    Left: the label-like end of the span's own segment, else of the segments to its left (passing
+    over a currency or unit printed between label and value). Above: the label-like segments of
+    the few lines above, in the value's column (a block title two lines up counts: "Verkäufer:"
+    over "Globale Nummer: ..." over "Lieferant GmbH").
+    """
     seg = ix.segment(span.page, span.line, span.segment)
     pi = ix.page(span.page)
     out: list[tuple[str, str, BBox]] = []
@@ -82,26 +89,31 @@ def label_context(ix: DocIndex, span: Span) -> list[tuple[str, str, BBox]]:
     if tail and _is_labelish(tail):
         s0 = prefix.rfind(tail)
         out.append((tail, "right", ix.sub_bbox(seg, s0, s0 + len(tail))))
-    elif not prefix.strip() and span.segment > 0:
-        left = pi.segments_by_line[span.line][span.segment - 1]
-        tail = _label_tail(left.text)
-        if tail and _is_labelish(tail):
-            s0 = left.text.rfind(tail)
-            out.append((tail, "right", ix.sub_bbox(left, s0, s0 + len(tail))))
-    # The nearest label-like segment above, in the value's column (at most a few lines up).
-    for li in range(span.line - 1, max(-1, span.line - 4), -1):
+    elif not prefix.strip():
+        for left in reversed(pi.segments_by_line[span.line][max(0, span.segment - 3):span.segment]):
+            if _CURRENCY_ONLY.match(left.text):
+                continue
+            tail = _label_tail(left.text)
+            if tail and _is_labelish(tail):
+                s0 = left.text.rfind(tail)
+                out.append((tail, "right", ix.sub_bbox(left, s0, s0 + len(tail))))
+            break
+    found_above = 0
+    for li in range(span.line - 1, max(-1, span.line - 5), -1):
         segs = [s for s in pi.segments_by_line[li]
                 if (min(s.bbox.x1, span.bbox.x1 + pi.em) - max(s.bbox.x0, span.bbox.x0 - pi.em)) > 0]
         if not segs:
             continue
-        if span.bbox.y0 - segs[0].bbox.y1 > 4 * pi.em:
+        if span.bbox.y0 - segs[0].bbox.y1 > 6 * pi.em:
             break
         s = min(segs, key=lambda s: abs(s.bbox.x0 - span.bbox.x0))
         t = _label_tail(s.text)
         if t and _is_labelish(t):
             s0 = s.text.rfind(t)
             out.append((t, "below", ix.sub_bbox(s, s0, s0 + len(t))))
-        break
+            found_above += 1
+            if found_above >= 3:
+                break
     return out
 
 
@@ -177,7 +189,7 @@ def propose(ix: DocIndex, spec: FieldSpec, locale: Locale) -> list[Proposal]:
             loc = Locator(by="anchor", label=label, relation=relation, occurrence=occ)
             probe = FieldRule(spec.type, loc)
             found = candidates_for(ix, loc, probe)
-            rank = next((i for i, s in enumerate(found[:4]) if _same(s, span)), None)
+            rank = next((i for i, s in enumerate(found[:5]) if _same(s, span)), None)
             if rank is None:
                 continue
             if rank:

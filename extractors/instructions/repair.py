@@ -11,6 +11,9 @@ which the document goes to `needs_review`.
   stored with the format, so the next document of the format benefits.
 * The **troubleshooter** changes THIS DOCUMENT'S DATA only: another reading of a failing field's
   printed text, or another span near its anchor. The stored instructions stay as they are.
+
+Neither ever removes a value to make a check pass: a rule over a missing value holds vacuously,
+so "leave it out" would only hide the problem. A change that loses a value is not tried.
 """
 from __future__ import annotations
 
@@ -79,9 +82,7 @@ def fix(ix: DocIndex, gen: Generation, extraction: Extraction, verdict: Verdict,
     while not res.verdict.passed and res.attempts < max_attempts:
         failing = res.verdict.failing_fields
         options = list(_instruction_options(ix, gen, res.instructions, failing, res.extraction))
-        drops = [o for o in options if o[0][0] == "drop"]
-        options = [o for o in _with_pairs([o for o in options if o[0][0] != "drop"]) + drops
-                   if o[0] not in tried_keys]
+        options = [o for o in _with_pairs(options) if o[0] not in tried_keys]
         if not options:
             break
         res.attempts += 1
@@ -89,7 +90,7 @@ def fix(ix: DocIndex, gen: Generation, extraction: Extraction, verdict: Verdict,
         for key, cand, how in options[:MAX_TRIES_PER_ROUND]:
             tried_keys.add(key)
             ext = execute(cand, ix)
-            if key[0] != "drop" and any(f in res.extraction.record and f not in ext.record for f, _ in how):
+            if any(f in res.extraction.record and f not in ext.record for f, _ in how):
                 continue                     # a change that loses a value only hides the problem
             v = verify(ext.record)
             res.tried += 1
@@ -134,10 +135,6 @@ def _instruction_options(ix: DocIndex, gen: Generation, ins: Instructions, faili
             for key, norm in _normalize_flips(spec.type, ins):
                 rule = replace(cur_rule, normalize={**dict(cur_rule.normalize), **norm})
                 yield (("norm", name, key), ins.with_field(name, rule), [(name, f"read as {key}")])
-        if cur_rule is not None and not spec.required:
-            # Leaving an optional field out beats a wrong value.
-            fields = {k: v for k, v in ins.fields.items() if k != name}
-            yield (("drop", name), replace(ins, fields=fields), [(name, "left out")])
 
 
 def _normalize_flips(vtype: str, ins: Instructions) -> list[tuple[str, dict]]:
@@ -193,10 +190,6 @@ def troubleshoot(extraction: Extraction, verdict: Verdict, verify: VerifyFn, *, 
                 if alt.value == res.extraction.record.get(name):
                     continue
                 options.append(((name, i), {**res.extraction.record, name: alt.value}, [(name, alt)]))
-        for name in failing:
-            if name in res.extraction.record and name not in required:
-                rec = {k: v for k, v in res.extraction.record.items() if k != name}
-                options.append(((name, "drop"), rec, [(name, None)]))
         options = [o for o in options if o[0] not in tried]
         if not options:
             break
