@@ -93,7 +93,7 @@ LEXICON: dict[str, tuple[str, ...]] = {
         "total a payer", "total a pagar", "importe total", "total factura",
         "totaal", "totaalbedrag", "te betalen", "totaal incl btw", "factuurbedrag", "summe brutto", "jumlah", "jumlah besar",
     ),
-    "company": ("company", "store", "shop", "merchant", "sdn bhd", "enterprise", "trading", "restaurant"),
+    "company": ("company", "company name", "store", "shop", "merchant", "seller", "sold by"),
     "date": ("date", "tarikh", "datum", "fecha", "date time", "dated", "bill date", "receipt date", "invoice date"),
     "address": ("address", "alamat", "adresse", "direccion", "adres", "location"),
     "total": (

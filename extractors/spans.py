@@ -70,6 +70,7 @@ class LabelMatch:
     seg_end: int
     bbox: BBox
     order: int             # index among all matches of this label in reading order
+    whole: bool = False    # the label is all the words of its segment (nothing but values after it)
 
 
 @dataclass
@@ -148,8 +149,9 @@ class DocIndex:
             # Extend over trailing punctuation such as ':' or '.' that belongs to the label.
             while e0 < len(seg.text) and seg.text[e0] in ":.#°º/-)":
                 e0 += 1
+            whole = i == 0 and not any(_has_letters(t[0]) for t in toks[i + n:])
             out.append(LabelMatch(key[0], seg.page, seg.line, seg.index, s0, e0,
-                                  self.sub_bbox(seg, s0, e0), len(out)))
+                                  self.sub_bbox(seg, s0, e0), len(out), whole))
         self._labels[key] = out
         return out
 

@@ -66,6 +66,11 @@ def _score(ix: DocIndex, spec: FieldSpec, rivals: list[FieldSpec], p: Proposal, 
         s *= 0.95
     s -= 0.04 * p.rank_hint
     concept = spec.concept or ""
+    if spec.type in ("amount", "number", "date") and p.relation == "right":
+        # A key-value pair prints one value after its label; several are a table row.
+        same_line = sum(1 for x in ix.spans("amount" if spec.type != "date" else "date")
+                        if x.page == p.span.page and x.line == p.span.line)
+        s -= 0.08 * max(0, same_line - 1)
     if spec.type in ("amount", "number") and amounts and isinstance(p.value, float) and p.relation != "region":
         rank = amounts.index(abs(p.value)) / max(len(amounts) - 1, 1) if abs(p.value) in amounts else 0.0
         if concept in ("gross_total", "total"):
@@ -84,6 +89,11 @@ def _score(ix: DocIndex, spec: FieldSpec, rivals: list[FieldSpec], p: Proposal, 
             s += 0.15
         if concept in ("company", "seller_name") and p.relation == "region":
             s += 0.25 * (1.0 - min(y_rel * 3, 1.0)) * (1.0 if p.span.page == 1 else 0.0)
+            s += 0.1 * _font_rank(ix, p)
+        if concept == "address":
+            s += 0.35 * min(1.0, _address_evidence(text) + (0.2 if p.lines > 1 else 0.0))
+            if p.relation == "region":
+                s += 0.15 * (1.0 - min(y_rel * 2.5, 1.0)) * (1.0 if p.span.page == 1 else 0.0)
         if sum(ch.isdigit() for ch in text) > len(text) / 3:
             s -= 0.2
     if p.label and _LEGAL.search(p.label) and len(p.label.split()) > 1:
@@ -101,3 +111,27 @@ def _all_labels(spec: FieldSpec, rivals: list[FieldSpec]) -> frozenset[str]:
 @lru_cache(maxsize=64)
 def _label_set(labels: tuple[str, ...]) -> frozenset[str]:
     return frozenset(labels)
+
+
+_ADDRESS_WORDS = re.compile(
+    r"(?i)\b(jalan|jln|lorong|taman|lot|no\.?|street|st\.|road|rd\.?|avenue|ave|lane|floor|suite|building|"
+    r"stra(?:ss|ß)e|str\.|weg|platz|gasse|allee|rue|avenue|boulevard|calle|avenida|plaza|straat|laan|plein|kade|"
+    r"\d{4,6})\b")
+
+
+def _address_evidence(text: str) -> float:
+    """0..1: street words, house numbers and postcodes, as any address prints them."""
+    hits = len(_ADDRESS_WORDS.findall(text))
+    digits = any(ch.isdigit() for ch in text)
+    return min(1.0, 0.35 * hits + (0.15 if digits else 0.0) + (0.1 if "," in text else 0.0))
+
+
+def _font_rank(ix: DocIndex, p: Proposal) -> float:
+    """1 when the span is printed in the largest font on its page (a letterhead), else less."""
+    page = ix.doc.pages[p.span.page - 1]
+    sizes = [w.font_size for w in page.words if w.font_size]
+    if not sizes:
+        return 0.0
+    seg = ix.segment(p.span.page, p.span.line, p.span.segment)
+    own = [page.words[i].font_size for i in range(seg.start, seg.end) if page.words[i].font_size]
+    return (max(own) / max(sizes)) if own else 0.0

@@ -113,6 +113,8 @@ def _span_type(vtype: str) -> str:
 
 def _label_occurrence(ix: DocIndex, loc: Locator) -> LabelMatch | None:
     matches = ix.find_label(loc.label or "", page=loc.page)
+    if loc.exact:
+        matches = [m for m in matches if m.whole]
     if not matches:
         return None
     i = loc.occurrence

@@ -58,6 +58,7 @@ class Locator:
     page: int | None = None                  # anchor, region, pattern
     max_distance: float | None = None        # anchor
     skip: int = 0                            # anchor
+    exact: bool = False                      # anchor: only whole-segment label matches count
     bbox: tuple[float, float, float, float] | None = None   # region (relative)
     pick: str | None = None                  # region
     regex: str | None = None                 # pattern
@@ -75,6 +76,8 @@ class Locator:
                 d["max_distance"] = round(self.max_distance, 4)
             if self.skip:
                 d["skip"] = self.skip
+            if self.exact:
+                d["exact"] = True
         elif self.by == "region":
             d["bbox"] = [round(v, 4) for v in (self.bbox or (0, 0, 1, 1))]
             if self.page is not None:
@@ -97,6 +100,7 @@ class Locator:
         return cls(by=str(d["by"]), label=d.get("label"), relation=d.get("relation"),  # type: ignore[arg-type]
                    occurrence=int(d.get("occurrence", 0)), page=d.get("page"),  # type: ignore[arg-type]
                    max_distance=d.get("max_distance"), skip=int(d.get("skip", 0)),  # type: ignore[arg-type]
+                   exact=bool(d.get("exact", False)),
                    bbox=tuple(bbox) if bbox else None, pick=d.get("pick"),  # type: ignore[arg-type]
                    regex=d.get("regex"), what=d.get("what"))  # type: ignore[arg-type]
 
@@ -104,7 +108,8 @@ class Locator:
         """Short human-readable form, used as the provenance `anchor`."""
         if self.by == "anchor":
             occ = f"#{self.occurrence}" if self.occurrence else ""
-            return f"{self.label!s}{occ} -> {self.relation}"
+            ex = "=" if self.exact else ""
+            return f"{ex}{self.label!s}{occ} -> {self.relation}"
         if self.by == "region":
             return "region " + ",".join(f"{v:.2f}" for v in (self.bbox or ()))
         if self.by == "pattern":

@@ -9,7 +9,7 @@ function. Both then build instructions from the best proposal per field (`build.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from extractors.document import BBox
 from extractors.instructions.executor import candidates_for, _text_near
@@ -37,10 +37,10 @@ class Proposal:
     features: dict[str, float] = field(default_factory=dict)
     score: float = 0.0
 
+    lines: int = 1             # multi-line values (addresses): how many lines the value spans here
+
     def rule(self, spec: FieldSpec) -> FieldRule:
-        lines = None
-        if spec.multiline and self.relation != "detect":
-            lines = 4
+        lines = self.lines if spec.multiline and self.lines > 1 else None
         return FieldRule(type=spec.type, locator=self.locator, lines=lines)
 
 
@@ -91,8 +91,8 @@ def label_context(ix: DocIndex, span: Span) -> list[tuple[str, str, BBox]]:
         out.append((tail, "right", ix.sub_bbox(seg, s0, s0 + len(tail))))
     elif not prefix.strip():
         for left in reversed(pi.segments_by_line[span.line][max(0, span.segment - 3):span.segment]):
-            if _CURRENCY_ONLY.match(left.text):
-                continue
+            if _CURRENCY_ONLY.match(left.text) or not any(ch.isalnum() for ch in left.text):
+                continue                        # "EUR", "(RM)", ":" between label and value
             tail = _label_tail(left.text)
             if tail and _is_labelish(tail):
                 s0 = left.text.rfind(tail)
@@ -137,11 +137,41 @@ def section_heading(ix: DocIndex, page: int, line: int, x0: float, max_lines: in
     return ""
 
 
-def _occurrence(ix: DocIndex, label: str, box: BBox, page: int) -> int | None:
+_KEYVALUE = re.compile(r"^[^\d:]{1,25}:|\b(?:tel|fax|phone|gst|sst|vat|reg|email|www|http)\b", re.I)
+
+
+def continuation_lines(ix: DocIndex, span: Span, max_lines: int = 6) -> int:
+    """How many lines a multi-line value starting at `span` runs over: the lines directly below,
+    aligned with it, until a gap, a key-value line ("TEL: ...", "GST Reg No ...") or a lone label."""
+    pi = ix.page(span.page)
+    n, last = 1, span.bbox
+    li = span.line
+    while n < max_lines:
+        li += 1
+        if li >= len(pi.segments_by_line):
+            break
+        segs = [s for s in pi.segments_by_line[li]
+                if (min(s.bbox.x1, last.x1 + pi.em) - max(s.bbox.x0, last.x0 - pi.em)) > 0]
+        if len(segs) != 1 or segs[0].bbox.y0 - last.y1 > 1.2 * pi.em:
+            break
+        t = segs[0].text.strip()
+        if _KEYVALUE.search(t) or t.endswith(":") or len(t) < 2:
+            break
+        n += 1
+        last = segs[0].bbox
+    return n
+
+
+def _occurrence(ix: DocIndex, label: str, box: BBox, page: int) -> tuple[int, bool] | None:
+    """(occurrence index, exact) of the label printed at `box`: counted among whole-segment
+    matches when this one is whole (robust to "SUB-TOTAL" or "TOTAL QTY" elsewhere), else among
+    all matches; from the top in the first half, from the end in the second."""
     matches = ix.find_label(label)
-    for i, m in enumerate(matches):
+    for m in matches:
         if m.page == page and abs(m.bbox.x0 - box.x0) < 1.0 and abs(m.bbox.y0 - box.y0) < 1.0:
-            return i if i <= len(matches) // 2 else i - len(matches)
+            pool = [x for x in matches if x.whole] if m.whole else matches
+            i = pool.index(m)
+            return (i if i <= len(pool) // 2 else i - len(pool)), m.whole
     return None
 
 
@@ -178,28 +208,29 @@ def propose(ix: DocIndex, spec: FieldSpec, locale: Locale) -> list[Proposal]:
         if hits:
             out.append(Proposal(spec.name, hits[0], loc, hits[0].value, "", "detect"))
     for span in _spans_for(ix, spec):
-        rule_probe = FieldRule(spec.type, Locator(by="region"))
         value = V.normalize(span.text, spec.type, locale, {})
         if value is None:
             continue
+        n_lines = continuation_lines(ix, span) if spec.multiline else 1
         for label, relation, lbox in label_context(ix, span):
-            occ = _occurrence(ix, label, lbox, span.page)
-            if occ is None:
+            found_occ = _occurrence(ix, label, lbox, span.page)
+            if found_occ is None:
                 continue
-            loc = Locator(by="anchor", label=label, relation=relation, occurrence=occ)
+            occ, exact = found_occ
+            loc = Locator(by="anchor", label=label, relation=relation, occurrence=occ, exact=exact)
             probe = FieldRule(spec.type, loc)
             found = candidates_for(ix, loc, probe)
             rank = next((i for i, s in enumerate(found[:5]) if _same(s, span)), None)
             if rank is None:
                 continue
             if rank:
-                loc = Locator(by="anchor", label=label, relation=relation, occurrence=occ, skip=rank)
+                loc = replace(loc, skip=rank)
             key = (span.key, label, relation)
             if key in seen:
                 continue
             seen.add(key)
             sect = section_heading(ix, span.page, min(span.line, _line_of(ix, lbox, span)), min(lbox.x0, span.bbox.x0))
-            out.append(Proposal(spec.name, span, loc, value, label, relation, rank, sect))
+            out.append(Proposal(spec.name, span, loc, value, label, relation, rank, sect, lines=n_lines))
         # Always also offer the span by its place on the page (for values printed without a label).
         pi = ix.page(span.page)
         W, H = pi.page.width, pi.page.height
@@ -212,8 +243,7 @@ def propose(ix: DocIndex, spec: FieldSpec, locale: Locale) -> list[Proposal]:
         if found and _same(found[0], span) and (span.key, "region") not in seen:
             seen.add((span.key, "region"))
             out.append(Proposal(spec.name, span, loc, value, "", "region", 0,
-                                section_heading(ix, span.page, span.line, span.bbox.x0)))
-        del rule_probe
+                                section_heading(ix, span.page, span.line, span.bbox.x0), lines=n_lines))
     return out
 
 
