@@ -41,6 +41,15 @@ class Settings:
     rule_timeout_ms: int = 2000                # statement timeout per SQL rule
     concurrency: int = 2                       # documents processed at once
     ocr_engine: str = "rapidocr"
+    # Token budgets (infra/quota.py): who is charged, daily defaults, and when the day ends.
+    quota_project: str = "default"             # project charged for model tokens (`--project`)
+    quota_user: str = ""                       # user charged (`--user`); "" = the login name
+    quota_project_input_tokens: int = 50_000_000   # default daily limits; a project or user may be
+    quota_project_output_tokens: int = 5_000_000   # set lower (`docassay quota set`), never higher
+    quota_user_input_tokens: int = 10_000_000
+    quota_user_output_tokens: int = 1_000_000
+    quota_timezone: str = "UTC"                # quotas reset at midnight in this IANA time zone
+    quota_reservation_ttl_s: int = 3600        # a reservation never settled (crashed worker) is released after this
 
     @classmethod
     def load(cls, **overrides: object) -> "Settings":
