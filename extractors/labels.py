@@ -136,7 +136,8 @@ COLUMN_LEXICON: dict[str, tuple[str, ...]] = {
     ),
     "line_total": (
         "amount", "total", "line total", "net amount", "subtotal", "gesamtpreis", "betrag", "gesamt",
-        "nettobetrag", "summe", "gesamtbetrag", "montant", "total ht", "montant ht", "importe", "total",
+        "nettobetrag", "summe", "gesamtbetrag", "entgelt", "positionsbetrag", "nettowert", "betrag netto",
+        "montant", "total ht", "montant ht", "importe", "total",
         "bedrag", "totaal", "jumlah", "amaun",
     ),
 }

@@ -155,6 +155,10 @@ class DocIndex:
         self._labels[key] = out
         return out
 
+    def token_table(self) -> dict[tuple[int, int, int], list[tuple[str, int, int]]]:
+        """(page, line, segment) -> folded tokens with their offsets in the segment text."""
+        return self._tokens
+
     @cached_property
     def _tokens(self) -> dict[tuple[int, int, int], list[tuple[str, int, int]]]:
         return {(seg.page, seg.line, seg.index): _seg_tokens(seg) for pi in self.pages for seg in pi.segments}

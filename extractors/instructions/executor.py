@@ -337,11 +337,16 @@ class _Header:
     page: int
     y1: float
     line: int
-    zones: dict[str, tuple[float, float]]       # column -> header x-extent
-    bounds: list[tuple[str, float, float]]      # column -> assignment zone (midpoint boundaries)
+    zones: list[tuple[float, float, str | None]]   # every header cell: x-extent, mapped column or None
+    bounds: list[tuple[str | None, float, float]]  # assignment intervals (midpoints between cells)
 
 
 def _find_headers(ix: DocIndex, table: TableRule) -> list[_Header]:
+    """Header rows of the table: lines (or two-three stacked lines) printing enough column labels.
+
+    Every cell of the header row becomes a zone, mapped or not ("Pos", "USt." are zones of no
+    column), so a value under an unmapped header is not pulled into a neighbouring column.
+    """
     need = table.min_header_matches or min(2, len(table.columns))
     out: list[_Header] = []
     for pi in ix.pages:
@@ -349,39 +354,90 @@ def _find_headers(ix: DocIndex, table: TableRule) -> list[_Header]:
         for col, spec in table.columns.items():
             for m in ix.find_label(spec.header, page=pi.page.number):
                 per_line.setdefault(m.line, {}).setdefault(col, m)
-        # Headers printed on two lines ("Menge" over "Einheit"): merge adjacent lines.
         for li in sorted(per_line):
             cols = dict(per_line[li])
+            band = [li]
             for lj in (li + 1, li + 2):
-                for c, m in per_line.get(lj, {}).items():
-                    if abs(pi.page.lines[lj].bbox.y0 - pi.page.lines[li].bbox.y1) < 1.5 * pi.em:
+                if lj < len(pi.page.lines) and abs(pi.page.lines[lj].bbox.y0 - pi.page.lines[band[-1]].bbox.y1) < 1.0 * pi.em:
+                    band.append(lj)
+                    for c, m in per_line.get(lj, {}).items():
                         cols.setdefault(c, m)
-            if len(cols) >= need and not any(h.page == pi.page.number and abs(h.line - li) <= 2 for h in out):
-                zones = {c: (m.bbox.x0, m.bbox.x1) for c, m in cols.items()}
-                y1 = max(m.bbox.y1 for m in cols.values())
-                last_line = max(m.line for m in cols.values())
-                out.append(_Header(pi.page.number, y1, last_line, zones, _bounds(zones, pi.page.width)))
+                else:
+                    break
+            if len(cols) < need or any(h.page == pi.page.number and abs(h.line - li) <= 2 for h in out):
+                continue
+            last_line = max(m.line for m in cols.values())
+            band = [b for b in band if b <= last_line]
+            band, last_line = _grow_band(ix, pi, band, last_line)
+            zones = _header_zones(pi, band, cols)
+            y1 = max(pi.page.lines[b].bbox.y1 for b in band)
+            out.append(_Header(pi.page.number, y1, last_line, zones, _bounds(zones, pi.page.width)))
     return out
 
 
-def _bounds(zones: dict[str, tuple[float, float]], width: float) -> list[tuple[str, float, float]]:
-    order = sorted(zones.items(), key=lambda kv: kv[1][0])
-    out: list[tuple[str, float, float]] = []
-    for i, (c, (x0, x1)) in enumerate(order):
-        left = 0.0 if i == 0 else (order[i - 1][1][1] + x0) / 2
-        right = width if i == len(order) - 1 else (x1 + order[i + 1][1][0]) / 2
+def _grow_band(ix: DocIndex, pi, band: list[int], last_line: int) -> tuple[list[int], int]:
+    """Stacked header lines around the matched ones ("Art-Nr-Kunde" over "Pos", "ohne USt." under
+    "Positionsbetrag"): tightly spaced lines that print no value belong to the header."""
+    def value_free(li: int) -> bool:
+        return not any(s.line == li and s.page == pi.page.number for s in ix.spans("amount")) and \
+            bool(pi.segments_by_line[li])
+    lines = pi.page.lines
+    top, bottom = min(band), max(band)
+    while top > 0 and lines[top].bbox.y0 - lines[top - 1].bbox.y1 < 0.6 * pi.em and value_free(top - 1):
+        top -= 1
+    while bottom + 1 < len(lines) and lines[bottom + 1].bbox.y0 - lines[bottom].bbox.y1 < 0.6 * pi.em \
+            and value_free(bottom + 1) and bottom - top < 5:
+        bottom += 1
+    return list(range(top, bottom + 1)), max(last_line, bottom)
+
+
+def _header_zones(pi, band: list[int], cols: dict[str, LabelMatch]) -> list[tuple[float, float, str | None]]:
+    cells: list[list[float]] = []                   # [x0, x1] merged over stacked header lines
+    for li in band:
+        for seg in pi.segments_by_line[li]:
+            for c in cells:
+                if min(c[1], seg.bbox.x1) - max(c[0], seg.bbox.x0) > 0:
+                    c[0], c[1] = min(c[0], seg.bbox.x0), max(c[1], seg.bbox.x1)
+                    break
+            else:
+                cells.append([seg.bbox.x0, seg.bbox.x1])
+    # Column labels split a cell that holds several of them ("Menge VKE/Geb" in one segment).
+    zones: list[tuple[float, float, str | None]] = []
+    for x0, x1 in sorted(cells):
+        inside = sorted(((m.bbox.x0, m.bbox.x1, c) for c, m in cols.items()
+                         if m.bbox.x0 >= x0 - 1 and m.bbox.x1 <= x1 + 1), key=lambda t: t[0])
+        if not inside:
+            zones.append((x0, x1, None))
+            continue
+        cursor = x0
+        for mx0, mx1, c in inside:
+            if mx0 - cursor > 2:
+                zones.append((cursor, mx0, None))
+            zones.append((mx0, mx1, c))
+            cursor = mx1
+        if x1 - cursor > 2:
+            zones.append((cursor, x1, None))
+    return zones
+
+
+def _bounds(zones: list[tuple[float, float, str | None]], width: float) -> list[tuple[str | None, float, float]]:
+    order = sorted(zones, key=lambda z: z[0])
+    out: list[tuple[str | None, float, float]] = []
+    for i, (x0, x1, c) in enumerate(order):
+        left = 0.0 if i == 0 else (order[i - 1][1] + x0) / 2
+        right = width if i == len(order) - 1 else (x1 + order[i + 1][0]) / 2
         out.append((c, left, right))
     return out
 
 
-def _assign(bounds: list[tuple[str, float, float]], zones: dict[str, tuple[float, float]], b: BBox) -> str | None:
+def _assign(bounds: list[tuple[str | None, float, float]], zones: list[tuple[float, float, str | None]], b: BBox) -> str | None:
     best, best_ov = None, 0.0
-    for c, (x0, x1) in zones.items():
+    for x0, x1, c in zones:
         ov = min(b.x1, x1) - max(b.x0, x0)
         if ov > best_ov:
-            best, best_ov = c, ov
+            best, best_ov = (c,), ov
     if best is not None:
-        return best
+        return best[0]
     for c, left, right in bounds:
         if left <= b.cx < right:
             return c
@@ -409,7 +465,9 @@ def execute_table(ix: DocIndex, table: TableRule, locale: Locale) -> tuple[list[
             start_line = 0                        # the table runs on over the page break
         else:
             continue
-        stop_lines = sorted(m.line for s in stops for m in ix.find_label(s, page=pno) if m.line >= start_line)
+        # A stop label opens its line ("Summe netto 473,00"), it is not a word inside a row.
+        stop_lines = sorted(m.line for s in stops for m in ix.find_label(s, page=pno)
+                            if m.line >= start_line and m.segment == 0 and m.seg_start == 0)
         end_line = stop_lines[0] if stop_lines else len(pi.page.lines)
         if stop_lines:
             stopped = True

@@ -133,15 +133,26 @@ def propose_tables(ix: DocIndex, columns: list[FieldSpec], locale: Locale) -> li
     if not columns:
         return []
     hits: dict[tuple[int, int], dict[str, tuple[float, str]]] = {}
+
+    def hit(page: int, line: int, name: str, score: float, printed: str) -> None:
+        cur = hits.setdefault((page, line), {})
+        if name not in cur or cur[name][0] < score:
+            cur[name] = (score, printed)
+
     for spec in columns:
         for phrase in spec.labels:
             for m in ix.find_label(phrase):
                 seg = ix.segment(m.page, m.line, m.segment)
                 printed = seg.text[m.seg_start:m.seg_end].rstrip(":. ")
-                score = label_score(printed, spec.labels)[0] * (1.0 + 0.02 * len(phrase))
-                cur = hits.setdefault((m.page, m.line), {})
-                if spec.name not in cur or cur[spec.name][0] < score:
-                    cur[spec.name] = (score, printed)
+                hit(m.page, m.line, spec.name, label_score(printed, spec.labels)[0] * (1.0 + 0.02 * len(phrase)), printed)
+    # Compound headers ("Artikelbeschreibung", "Gesamtnettobetrag"): a long column word ending a token.
+    suffixes = [(spec, ph) for spec in columns for ph in spec.labels if " " not in ph and len(ph) >= 6]
+    for (page, line, segi), toks in ix.token_table().items():
+        seg = ix.segment(page, line, segi)
+        for tok, a, b in toks:
+            for spec, ph in suffixes:
+                if len(tok) > len(ph) and tok.endswith(ph):
+                    hit(page, line, spec.name, 0.8, seg.text[a:b])
     # Headers printed on two lines: fold the next line's matches into this one.
     lines = sorted(hits)
     for (p, li) in lines:
@@ -180,12 +191,14 @@ def propose_tables(ix: DocIndex, columns: list[FieldSpec], locale: Locale) -> li
 def _stop_labels(ix: DocIndex, page: int, line: int) -> list[str]:
     """Total-like labels printed below the header: where the item table ends."""
     found: list[tuple[int, int, str]] = []
+    amount_lines = {(s.page, s.line) for s in ix.spans("amount")}
     for concept in _STOP_CONCEPTS:
         for phrase in LEXICON[concept]:
             for m in ix.find_label(phrase):
-                if (m.page, m.line) > (page, line):
+                # A total line prints an amount; header words such as "USt." under "ohne" do not.
+                if (m.page, m.line) > (page, line + 1) and (m.page, m.line) in amount_lines:
                     seg = ix.segment(m.page, m.line, m.segment)
-                    if m.seg_start == 0 and len(fold_label(seg.text).split()) <= len(phrase.split()) + 4:
+                    if m.segment == 0 and m.seg_start == 0 and len(fold_label(seg.text).split()) <= len(phrase.split()) + 4:
                         found.append((m.page, m.line, phrase))
     found.sort()
     out: list[str] = []

@@ -89,7 +89,7 @@ def label_context(ix: DocIndex, span: Span) -> list[tuple[str, str, BBox]]:
     if tail and _is_labelish(tail):
         s0 = prefix.rfind(tail)
         out.append((tail, "right", ix.sub_bbox(seg, s0, s0 + len(tail))))
-    elif not prefix.strip():
+    elif not any(ch.isalnum() for ch in prefix):      # nothing but ":" before the value
         for left in reversed(pi.segments_by_line[span.line][max(0, span.segment - 3):span.segment]):
             if _CURRENCY_ONLY.match(left.text) or not any(ch.isalnum() for ch in left.text):
                 continue                        # "EUR", "(RM)", ":" between label and value

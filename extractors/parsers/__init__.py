@@ -13,8 +13,13 @@ encrypted | no_text | timeout | unreadable, with a message a person understands.
     parser       reads                                       Document.kind   Page.source
     pdf          PDF text layer (pypdfium2), OCR when none   pdf             text | ocr
     image        PNG, JPEG, TIFF (multi-page) via OCR         image           ocr
+    textract     a saved Textract response {"Blocks": [...]}  textract        textract
     ocr-lines    {"lines": [{"text", "quad"}]} JSON           ocr-lines       ocr-lines
     text         plain text on a monospace grid               text            plain
+
+With `Settings.ocr_engine == "textract"` (CLI `--parser textract`), images and PDFs with a
+scanned page are read by Amazon Textract's AnalyzeDocument instead of the local OCR
+(`extractors.parsers.textract.analyze`; Document.kind `textract`).
 """
 from __future__ import annotations
 
@@ -28,12 +33,13 @@ from extractors.parsers.image import ImageParser
 from extractors.parsers.ocr_lines import OcrLinesParser
 from extractors.parsers.pdf import PdfParser
 from extractors.parsers.text import TextParser
+from extractors.parsers.textract import TextractJsonParser
 from infra.config import Settings
 
 __all__ = ["parse", "detect", "read_source", "REGISTRY", "Parser", "ParseError"]
 
 # Order matters: most specific signature first; plain text accepts what is left if it looks like text.
-REGISTRY: tuple[Parser, ...] = (PdfParser(), ImageParser(), OcrLinesParser(), TextParser())
+REGISTRY: tuple[Parser, ...] = (PdfParser(), ImageParser(), TextractJsonParser(), OcrLinesParser(), TextParser())
 
 # Formats we recognise but do not read, so the error can name them.
 _KNOWN_UNSUPPORTED: tuple[tuple[bytes, str], ...] = (
@@ -71,7 +77,7 @@ def detect(data: bytes, source: str = "") -> Parser:
                          f"{_describe(data, parser)}", kind="unsupported", source=source)
     if parser is None:
         raise ParseError(f"{_name(source)} is {_describe(data, None)}, which is not a supported "
-                         f"document type (PDF, PNG/JPEG/TIFF, OCR line JSON, plain text)",
+                         f"document type (PDF, PNG/JPEG/TIFF, OCR line JSON, Textract JSON, plain text)",
                          kind="unsupported", source=source)
     return parser
 
@@ -93,11 +99,18 @@ def parse(source: str | Path, data: bytes | None = None, *,
         raise ParseError(f"{_name(src)} is {len(data):,} bytes, more than the limit of "
                          f"{settings.limits.max_bytes:,} (max_bytes)", kind="too_large", source=src)
     parser = detect(data, src)
+    if settings.ocr_engine == "textract":
+        from extractors.parsers import textract
+        if textract.needs_textract(parser.kind, data):
+            return textract.analyze(data, src, settings, parser_kind=parser.kind)
     return parser.parse(data, src, settings)
 
 
 def read_source(path: str, max_bytes: int) -> bytes:
-    """The bytes of local file `path`, refusing files over `max_bytes` before reading them."""
+    """The bytes of local file `path` (or of the object at `s3://bucket/key`), refusing files
+    over `max_bytes` before reading them."""
+    if path.startswith("s3://"):
+        return _read_s3(path, max_bytes)
     try:
         with open(path, "rb") as fh:
             size = os.fstat(fh.fileno()).st_size
@@ -111,6 +124,18 @@ def read_source(path: str, max_bytes: int) -> bytes:
     return data
 
 
+def _read_s3(url: str, max_bytes: int) -> bytes:
+    from infra.errors import DocassayError
+    from infra.s3 import read_url                      # boto3 only when an S3 source is read
+    try:
+        return read_url(url, max_bytes)
+    except KeyError as exc:
+        raise ParseError(f"cannot read {url}: no such object", kind="unreadable", source=url) from exc
+    except DocassayError as exc:
+        kind = "too_large" if exc.kind == "too_large" else "unreadable"
+        raise ParseError(exc.message, kind=kind, source=url) from exc
+
+
 def _name(source: str) -> str:
     return f"'{source}'" if source else "the document"
 
@@ -119,7 +144,7 @@ def _describe(data: bytes, parser: Parser | None) -> str:
     """A short human description of what the bytes look like."""
     if parser is not None:
         return {"pdf": "a PDF", "image": "an image", "ocr-lines": "an OCR line JSON file",
-                "text": "plain text"}.get(parser.kind, parser.kind)
+                "textract": "a Textract JSON file", "text": "plain text"}.get(parser.kind, parser.kind)
     for magic, what in _KNOWN_UNSUPPORTED:
         if data.startswith(magic):
             return what
