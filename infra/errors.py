@@ -3,6 +3,7 @@
     DocassayError                 base; carries `kind` (a stable machine-readable slug) and `context`
     ├── ConfigError               bad settings or usage (exit status 2 at the CLI)
     ├── DatabaseError             the database could not be reached or refused an operation
+    ├── StorageError              object storage (S3, a local folder) could not be read or written
     └── (package errors subclass it: extractors.errors, rules.errors, verifiers.errors)
 
 Errors carry context (which document, field, rule, format) instead of asserts that vanish under
@@ -32,3 +33,7 @@ class ConfigError(DocassayError):
 
 class DatabaseError(DocassayError):
     kind = "database"
+
+
+class StorageError(DocassayError):
+    kind = "storage"

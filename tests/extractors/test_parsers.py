@@ -79,7 +79,7 @@ def expect(kind: str, source: str, data: bytes | None, cfg: Settings | None = No
 # --- registry and identity ---------------------------------------------------------------------
 
 def test_registry_is_explicit_and_public_api_pinned():
-    assert [p.name for p in REGISTRY] == ["pdf", "image", "ocr-lines", "text"]
+    assert [p.name for p in REGISTRY] == ["pdf", "image", "textract", "ocr-lines", "text"]
     assert set(parsers.__all__) == {"parse", "detect", "read_source", "REGISTRY", "Parser", "ParseError"}
 
 

@@ -1,0 +1,73 @@
+"""Test fixtures for the AWS edge: fake credentials, and a guard that no test reaches the network.
+
+moto answers the operations it implements in-process; an operation it lacks (S3 Vectors
+QueryVectors, Textract AnalyzeDocument) would otherwise be sent to the real endpoint. `aws_offline`
+sets fake credentials and a region, clears profiles and endpoint overrides, and makes every socket
+connection to anything but loopback or a Unix socket fail, so such a call fails here instead of
+leaving the machine. Use it in every test that builds a boto3 client:
+
+    from awsmock import aws_offline  # noqa: F401  (fixture)
+"""
+from __future__ import annotations
+
+import ipaddress
+import socket
+from typing import Any, Iterator
+
+import pytest
+
+FAKE_ENV = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_SESSION_TOKEN": "testing",
+            "AWS_REGION": "us-east-1", "AWS_DEFAULT_REGION": "us-east-1"}
+CLEARED = ("AWS_PROFILE", "AWS_DEFAULT_PROFILE", "AWS_CONFIG_FILE", "AWS_SHARED_CREDENTIALS_FILE",
+           "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL_S3VECTORS", "AWS_ENDPOINT_URL_TEXTRACT")
+
+
+class NetworkBlocked(OSError):
+    pass
+
+
+def _loopback(address: Any) -> bool:
+    if isinstance(address, (str, bytes)):          # AF_UNIX path
+        return True
+    host = address[0] if isinstance(address, tuple) and address else ""
+    if host in ("localhost",):
+        return True
+    try:
+        return ipaddress.ip_address(str(host).split("%")[0]).is_loopback
+    except ValueError:
+        return False
+
+
+@pytest.fixture
+def aws_offline(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    for k, v in FAKE_ENV.items():
+        monkeypatch.setenv(k, v)
+    for k in CLEARED:
+        monkeypatch.delenv(k, raising=False)
+    empty = tmp_path_factory.mktemp("aws-config") / "none"
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(empty))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(empty))
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    real_connect = socket.socket.connect
+    real_connect_ex = socket.socket.connect_ex
+
+    def connect(self: socket.socket, address: Any) -> Any:
+        if not _loopback(address):
+            raise NetworkBlocked(f"test tried to reach {address!r}: tests must not leave the machine")
+        return real_connect(self, address)
+
+    def connect_ex(self: socket.socket, address: Any) -> Any:
+        if not _loopback(address):
+            raise NetworkBlocked(f"test tried to reach {address!r}: tests must not leave the machine")
+        return real_connect_ex(self, address)
+
+    def getaddrinfo(host: Any, *args: Any, **kwargs: Any) -> Any:
+        if host not in (None, "localhost") and not _loopback((host,)):
+            raise NetworkBlocked(f"test tried to resolve {host!r}: tests must not leave the machine")
+        return real_getaddrinfo(host, *args, **kwargs)
+
+    real_getaddrinfo = socket.getaddrinfo
+    monkeypatch.setattr(socket.socket, "connect", connect)
+    monkeypatch.setattr(socket.socket, "connect_ex", connect_ex)
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+    yield
