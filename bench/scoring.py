@@ -1,5 +1,9 @@
 """Scoring extracted records against canonical ground truth (the format of ../shared/data/README.md).
 
+One scorer for every system (docassay and invoice2data alike): `score_document` per document,
+`aggregate` to a `Report`, `group_mean` for sets whose documents come in groups that must be
+weighted equally (ZUGFeRD content groups).
+
 Only keys present in the ground truth are scored (absent = not annotated). Numbers match within
 0.01 absolute; dates as ISO strings; identifiers after dropping whitespace, case and a leading '#';
 names and addresses after case and whitespace folding, fuzzily (similarity >= 0.85) for receipts,
@@ -89,10 +93,18 @@ class DocScore:
     status: str
     fields: dict[str, bool] = field(default_factory=dict)
     items: ItemScore | None = None
+    path: str | None = None                         # docassay: "new" | "known" | None (not read)
+
+    @property
+    def header_exact(self) -> bool:
+        """Every annotated scalar field right (line items not looked at)."""
+        return all(self.fields.values())
 
     @property
     def exact(self) -> bool:
-        ok = all(self.fields.values())
+        """Every annotated field right, and the line items exactly: all matched, none extra, every
+        item field right."""
+        ok = self.header_exact
         if self.items is not None:
             ok = ok and self.items.matched == self.items.expected == self.items.predicted \
                 and self.items.fields_right == self.items.fields_total
@@ -104,8 +116,9 @@ class DocScore:
 
 
 def score_document(doc_id: str, status: str, record: Mapping[str, Any], truth: Mapping[str, Any],
-                   *, fuzzy: bool = False) -> DocScore:
-    d = DocScore(doc_id, status)
+                   *, fuzzy: bool = False, path: str | None = None) -> DocScore:
+    """Score the annotated keys of `truth` (absent keys are not annotated and never scored)."""
+    d = DocScore(doc_id, status, path=path)
     for k, v in truth.items():
         if isinstance(v, list):
             d.items = score_items(record.get(k), v)
@@ -123,6 +136,8 @@ class Report:
     pass_rate: float
     verified_precision: float | None                # of accepted documents, share with every field right
     accepted: int
+    verified_precision_header: float | None         # the same, scalar fields only (line items not looked at)
+    header_exact: float
     item_precision: float | None
     item_recall: float | None
     item_f1: float | None
@@ -134,6 +149,8 @@ class Report:
                 "micro_field_accuracy": round(self.micro, 4), "document_exact_match": round(self.exact, 4),
                 "pass_rate": round(self.pass_rate, 4), "accepted": self.accepted,
                 "verified_precision": None if self.verified_precision is None else round(self.verified_precision, 4),
+                "verified_precision_header": _r(self.verified_precision_header),
+                "header_exact_match": round(self.header_exact, 4),
                 "line_items": {"precision": _r(self.item_precision), "recall": _r(self.item_recall), "f1": _r(self.item_f1)},
                 "statuses": self.statuses}
 
@@ -171,7 +188,49 @@ def aggregate(scores: Iterable[DocScore]) -> Report:
                   sum(s.exact for s in scores) / len(scores) if scores else 0.0,
                   len(accepted) / len(scores) if scores else 0.0,
                   sum(s.exact for s in accepted) / len(accepted) if accepted else None, len(accepted),
+                  sum(s.header_exact for s in accepted) / len(accepted) if accepted else None,
+                  sum(s.header_exact for s in scores) / len(scores) if scores else 0.0,
                   prec, rec, f1, statuses)
+
+
+@dataclass
+class GroupMean:
+    """Metrics averaged over groups (each group weighs the same, whatever its number of documents)."""
+    groups: int
+    documents: int
+    per_field: dict[str, float]                     # field -> mean accuracy over groups annotating it
+    micro: float
+    exact: float
+    pass_rate: float
+    verified_precision: float | None                # mean over groups with an accepted document
+    item_f1: float | None                           # mean over groups with annotated line items
+
+    def to_json(self) -> dict:
+        return {"groups": self.groups, "documents": self.documents,
+                "per_field": {k: round(v, 4) for k, v in self.per_field.items()},
+                "micro_field_accuracy": round(self.micro, 4), "document_exact_match": round(self.exact, 4),
+                "pass_rate": round(self.pass_rate, 4), "verified_precision": _r(self.verified_precision),
+                "line_items_f1": _r(self.item_f1)}
+
+
+def _mean(xs: list[float]) -> float | None:
+    return sum(xs) / len(xs) if xs else None
+
+
+def group_mean(scores: Iterable[DocScore], group_of: Mapping[str, str]) -> GroupMean:
+    """Aggregate each group (`group_of[doc_id]`) on its own, then take the mean over groups."""
+    by: dict[str, list[DocScore]] = {}
+    for s in scores:
+        by.setdefault(group_of[s.doc_id], []).append(s)
+    reps = [aggregate(v) for _, v in sorted(by.items())]
+    fields = sorted({k for r in reps for k in r.per_field})
+    per = {k: _mean([r.per_field[k][0] / r.per_field[k][1] for r in reps
+                     if k in r.per_field and r.per_field[k][1]]) for k in fields}
+    return GroupMean(len(reps), sum(r.n for r in reps), {k: v for k, v in per.items() if v is not None},
+                     _mean([r.micro for r in reps]) or 0.0, _mean([r.exact for r in reps]) or 0.0,
+                     _mean([r.pass_rate for r in reps]) or 0.0,
+                     _mean([r.verified_precision for r in reps if r.verified_precision is not None]),
+                     _mean([r.item_f1 for r in reps if r.item_f1 is not None]))
 
 
 def format_report(title: str, r: Report) -> str:
@@ -179,8 +238,10 @@ def format_report(title: str, r: Report) -> str:
     for k, (right, ann) in r.per_field.items():
         lines.append(f"| {k} | {right / ann:.3f} | {right} / {ann} |" if ann else f"| {k} | - | 0 / 0 |")
     vp = "-" if r.verified_precision is None else f"{r.verified_precision:.3f}"
-    lines += ["", f"documents {r.n}; micro field accuracy {r.micro:.3f}; document exact match {r.exact:.3f}; "
-                  f"pass rate {r.pass_rate:.3f} ({r.accepted}); **verified precision {vp}**"]
+    vph = "-" if r.verified_precision_header is None else f"{r.verified_precision_header:.3f}"
+    lines += ["", f"documents {r.n}; micro field accuracy {r.micro:.3f}; document exact match {r.exact:.3f} "
+                  f"(header fields {r.header_exact:.3f}); pass rate {r.pass_rate:.3f} ({r.accepted}); "
+                  f"**verified precision {vp}** (header fields {vph})"]
     if r.item_f1 is not None:
         lines.append(f"line items: precision {r.item_precision or 0:.3f} recall {r.item_recall or 0:.3f} F1 {r.item_f1:.3f}")
     lines.append("statuses: " + ", ".join(f"{k} {v}" for k, v in sorted(r.statuses.items())))

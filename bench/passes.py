@@ -1,0 +1,164 @@
+"""One pass of the pipeline over a list of documents, in this process or in a fresh one.
+
+A pass is `flows.batch.run_batch` with one `flows.pipeline.Job` (format reuse, repair, generator),
+sequential (one document at a time, so that per-document latencies are not mixed), on a given
+format-library home and database. `run_isolated` runs it in a child process
+(`python -m bench.passes SPEC.json OUT.json`) so that the pass's peak memory (max RSS) is its own.
+
+    spec = PassSpec("learn", "invoice", sources, home="/tmp/h", dsn=dsn)
+    result = run_isolated(spec, workdir)          # or run_pass(spec)
+"""
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+MODEL_SCORER = "extractors.instructions.model_scorer"
+
+
+@dataclass(frozen=True)
+class PassSpec:
+    name: str
+    kind: str                                   # invoice | receipt: picks examples/<kind>s/{schema.json,rules}
+    sources: list[str]
+    home: str                                   # format library (vector index) folder
+    dsn: str                                    # PostgreSQL DSN
+    reuse_formats: bool = True
+    repair: bool = True
+    generator: str = "baseline"                 # baseline | model
+
+
+@dataclass
+class BenchRow:
+    """What the benchmark keeps of one results row."""
+    source: str
+    status: str
+    match: str | None                           # new | known | None (not read)
+    record: dict
+    pages: int
+    timings_ms: dict
+    attempts: int = 0
+    error: str | None = None
+
+
+@dataclass
+class PassResult:
+    spec: PassSpec
+    rows: list[BenchRow]
+    wall_s: float                               # the batch alone (imports and database start excluded)
+    peak_rss_mb: float                          # max RSS of the process that ran the pass
+    start_rss_mb: float                         # max RSS before the first document (imports, models)
+    isolated: bool = False
+    extra: dict = field(default_factory=dict)
+
+    def to_json(self) -> dict:
+        return {"spec": asdict(self.spec), "rows": [asdict(r) for r in self.rows], "wall_s": self.wall_s,
+                "peak_rss_mb": self.peak_rss_mb, "start_rss_mb": self.start_rss_mb, "isolated": self.isolated}
+
+    @classmethod
+    def from_json(cls, d: dict) -> "PassResult":
+        return cls(PassSpec(**d["spec"]), [BenchRow(**r) for r in d["rows"]], d["wall_s"], d["peak_rss_mb"],
+                   d["start_rss_mb"], d.get("isolated", False))
+
+
+def model_status() -> tuple[bool, str]:
+    """Whether the MoE model generator (`--generator model`) can run here, and if not, why: its
+    module must be in the checkout and its weights present (`$DOCASSAY_MODEL_WEIGHTS`, else the
+    module's DEFAULT_WEIGHTS)."""
+    try:
+        if importlib.util.find_spec(MODEL_SCORER) is None:
+            return False, f"{MODEL_SCORER} is not in this checkout yet"
+    except ModuleNotFoundError:
+        return False, f"{MODEL_SCORER} is not in this checkout yet"
+    module = importlib.import_module(MODEL_SCORER)
+    env = getattr(module, "WEIGHTS_ENV", "DOCASSAY_MODEL_WEIGHTS")
+    weights = Path(os.environ.get(env) or getattr(module, "DEFAULT_WEIGHTS", "")).expanduser()
+    if not weights.is_file():
+        return False, f"no trained weights at {weights} (train them, or set ${env})"
+    return True, f"weights {weights}"
+
+
+def model_available() -> bool:
+    return model_status()[0]
+
+
+def peak_rss_mb() -> float:
+    """This process's peak resident set size in MB: VmHWM from /proc/self/status (reset by exec,
+    so a child does not inherit its parent's peak, as getrusage's ru_maxrss does on Linux), else
+    getrusage's ru_maxrss."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def build_job(spec: PassSpec):  # -> flows.pipeline.Job
+    from flows.batch import load_rule_pack, load_schema
+    from flows.pipeline import Job
+    from infra.config import Settings
+
+    folder = ROOT / "examples" / f"{spec.kind}s"
+    settings = Settings.load(home=Path(spec.home), db=spec.dsn, concurrency=1)
+    job = Job(schema=load_schema(folder / "schema.json"), rules=load_rule_pack(folder / "rules"),
+              settings=settings, generator=spec.generator, reuse_formats=spec.reuse_formats, repair=spec.repair)
+    if spec.generator == "model":
+        ok, why = model_status()
+        if not ok:
+            raise RuntimeError(f"--generator model cannot run: {why}")
+        module = importlib.import_module(MODEL_SCORER)
+        job.scorer = module.model_scorer()
+    return job
+
+
+def run_pass(spec: PassSpec) -> PassResult:
+    """Run the pass here; rows in input order."""
+    from flows.batch import run_batch
+    from flows.pipeline import open_context
+
+    job = build_job(spec)
+    Path(spec.home).mkdir(parents=True, exist_ok=True)
+    with open_context(job.settings) as ctx:
+        ctx.conn                                 # connect and migrate before the clock starts
+        start_rss = peak_rss_mb()
+        t = time.perf_counter()
+        rows = run_batch(list(spec.sources), job, ctx, concurrency=1)
+        wall = time.perf_counter() - t
+    out = [BenchRow(r.source, r.status, r.format.get("match"), r.record, r.pages or 1, dict(r.timings_ms),
+                    r.attempts, (r.error or {}).get("kind")) for r in rows]
+    return PassResult(spec, out, round(wall, 3), round(peak_rss_mb(), 1), round(start_rss, 1))
+
+
+def run_isolated(spec: PassSpec, workdir: Path) -> PassResult:
+    """Run the pass in a fresh Python process (its own peak memory); raises on a crash, with its stderr."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    spec_path = workdir / f"{spec.name}.spec.json"
+    out_path = workdir / f"{spec.name}.result.json"
+    spec_path.write_text(json.dumps(asdict(spec)), "utf-8")
+    proc = subprocess.run([sys.executable, "-m", "bench.passes", str(spec_path), str(out_path)], cwd=ROOT,
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"pass {spec.name} failed (exit {proc.returncode}):\n{proc.stderr[-4000:]}")
+    res = PassResult.from_json(json.loads(out_path.read_text("utf-8")))
+    res.isolated = True
+    return res
+
+
+def _main(argv: list[str]) -> int:
+    spec = PassSpec(**json.loads(Path(argv[0]).read_text("utf-8")))
+    Path(argv[1]).write_text(json.dumps(run_pass(spec).to_json(), ensure_ascii=False, default=str), "utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_main(sys.argv[1:]))
