@@ -6,6 +6,11 @@ scheduled deployment and a Dask task runner. The task only wraps
 Rows are appended to `results.jsonl` as tasks finish, so an interrupted batch keeps what it
 accepted. When the share of failed documents exceeds `max_error_ratio`, the flow run fails after
 everything was processed and persisted.
+
+Token budgets: a batch whose generator calls a model is refused before it starts (QuotaExceeded)
+when a quota that applies is spent. Per-document status goes to results.jsonl, the `documents`
+and `run_documents` tables, and two Prefect artifacts (a table of every document and a summary).
+`retry_from` reruns only the rows of an earlier results.jsonl that did not end well.
 """
 from __future__ import annotations
 
@@ -24,6 +29,8 @@ from flows.jobs import JobOptions, build_job
 from flows.pipeline import Job, RunContext, open_context, process_document
 from flows.progress import Progress
 from flows.results import ResultsWriter, Row, Summary, summarize
+from flows.retry import plan_retry
+from flows.status import publish_artifacts, record_run_documents
 from infra import store
 from infra.errors import DocassayError
 
@@ -51,12 +58,26 @@ def extract_document(source: str, job: Job, ctx: RunContext) -> Row:
 @flow(name="docassay-extract", persist_result=False, log_prints=False)
 def extract_flow(paths: list[str], schema_path: str, out: str, rules: str | None = None, home: str | None = None,
                  db: str | None = None, generator: str = "baseline", concurrency: int = 2,
-                 max_error_ratio: float | None = None, quiet: bool = True) -> dict:
-    """Extract every document under `paths` into `out/results.jsonl`; returns the batch summary."""
-    opts = JobOptions(schema=schema_path, rules=rules, home=home, db=db, generator=generator, concurrency=concurrency)
+                 max_error_ratio: float | None = None, quiet: bool = True, project: str | None = None,
+                 user: str | None = None, retry_from: str | None = None) -> dict:
+    """Extract every document under `paths` (or the rows of `retry_from` that did not end well)
+    into `out/results.jsonl`; returns the batch summary."""
+    opts = JobOptions(schema=schema_path, rules=rules, home=home, db=db, generator=generator, concurrency=concurrency,
+                      project=project, user=user)
     job = build_job(opts)
-    sources = collect_sources(paths, skip=ground_truth_sidecar)
-    outcome = run_batch_tasks(sources, job, Path(out), quiet=quiet)
+    try:
+        if job.budget is not None:
+            job.budget.check()                 # a spent quota refuses the batch before anything is read
+        kept: list[Row] = []
+        if retry_from:
+            plan = plan_retry(retry_from)      # read before results.jsonl is opened (it may be the same file)
+            sources, kept = plan.sources, plan.kept
+        else:
+            sources = collect_sources(paths, skip=ground_truth_sidecar)
+        outcome = run_batch_tasks(sources, job, Path(out), quiet=quiet, kept=kept)
+    finally:
+        if job.budget is not None:
+            job.budget.close()
     check_error_ratio(outcome.summary, max_error_ratio)
     return outcome.summary.to_json()
 
@@ -66,16 +87,20 @@ def check_error_ratio(summary: Summary, max_error_ratio: float | None) -> None:
         errs = "; ".join(summary.errors[:3])
         raise BatchFailed(f"{summary.failed} of {summary.total} documents failed "
                           f"({summary.error_ratio:.1%} > max error ratio {max_error_ratio:.1%})"
-                          + (f": {errs}" if errs else ""), failed=summary.failed)
+                          + (f": {errs}" if errs else ""), failed=summary.failed, summary=summary.to_json())
 
 
-def run_batch_tasks(sources: list[str], job: Job, out: Path, *, quiet: bool) -> BatchOutcome:
-    """Inside a flow: one Prefect task per document; rows written as they finish."""
+def run_batch_tasks(sources: list[str], job: Job, out: Path, *, quiet: bool, kept: list[Row] | None = None) -> BatchOutcome:
+    """Inside a flow: one Prefect task per document; rows written as they finish. `kept` rows (a
+    retry's rows that ended well) are written first and count in the summary."""
     run_id = "run-" + uuid.uuid4().hex[:12]
     writer = ResultsWriter(out / "results.jsonl")
     progress = Progress(len(sources), quiet=quiet)
     rows: dict[int, Row] = {}
+    kept = kept or []
     try:
+        for row in kept:
+            writer.write(row)
         with open_context(job.settings) as ctx:
             store.start_run(ctx.conn, run_id)
             futures = {extract_document.submit(src, job, ctx): i for i, src in enumerate(sources)}
@@ -84,9 +109,11 @@ def run_batch_tasks(sources: list[str], job: Job, out: Path, *, quiet: bool) -> 
                 rows[futures[fut]] = row
                 writer.write(row)
                 progress.update(row)
-            ordered = [rows[i] for i in range(len(sources))]
+            ordered = kept + [rows[i] for i in range(len(sources))]
             summary = summarize(ordered)
             store.finish_run(ctx.conn, run_id, {**summary.to_json(), "out": str(out)})
+            record_run_documents(ctx.conn, run_id, ordered)
+            publish_artifacts(run_id, ordered, summary, out / "results.jsonl")
     finally:
         writer.close()
         progress.close()
@@ -94,10 +121,11 @@ def run_batch_tasks(sources: list[str], job: Job, out: Path, *, quiet: bool) -> 
 
 
 def run_extract(paths: list[str], opts: JobOptions, out: Path, *, quiet: bool = False,
-                max_error_ratio: float | None = None) -> dict:
+                max_error_ratio: float | None = None, retry_from: str | Path | None = None) -> dict:
     """Run the flow with a thread pool of `opts.concurrency` workers (what the CLI calls)."""
     runner = ThreadPoolTaskRunner(max_workers=max(1, opts.concurrency))
     return extract_flow.with_options(task_runner=runner)(
         paths=list(paths), schema_path=str(opts.schema), out=str(out), rules=opts.rules and str(opts.rules),
         home=opts.home and str(opts.home), db=opts.db, generator=opts.generator, concurrency=opts.concurrency,
-        max_error_ratio=max_error_ratio, quiet=quiet)
+        max_error_ratio=max_error_ratio, quiet=quiet, project=opts.project, user=opts.user,
+        retry_from=retry_from and str(retry_from))

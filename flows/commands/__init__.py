@@ -2,10 +2,11 @@
 
 Each module has `register(subparsers)` which adds its parser and sets `run=func(args) -> int`.
 """
-from flows.commands import extract, formats, synth
+from flows.commands import extract, formats, quota, synth
 
 REGISTRY = {
     "extract": extract,
     "formats": formats,
+    "quota": quota,
     "synth": synth,
 }
