@@ -39,7 +39,8 @@ def _loopback(address: Any) -> bool:
 
 
 @pytest.fixture
-def aws_offline(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+def aws_offline(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[str]]:
+    """Yields the list of addresses a test tried to reach and was refused (normally empty)."""
     for k, v in FAKE_ENV.items():
         monkeypatch.setenv(k, v)
     for k in CLEARED:
@@ -48,21 +49,25 @@ def aws_offline(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPa
     monkeypatch.setenv("AWS_CONFIG_FILE", str(empty))
     monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(empty))
     monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    blocked: list[str] = []
     real_connect = socket.socket.connect
     real_connect_ex = socket.socket.connect_ex
 
     def connect(self: socket.socket, address: Any) -> Any:
         if not _loopback(address):
+            blocked.append(repr(address))
             raise NetworkBlocked(f"test tried to reach {address!r}: tests must not leave the machine")
         return real_connect(self, address)
 
     def connect_ex(self: socket.socket, address: Any) -> Any:
         if not _loopback(address):
+            blocked.append(repr(address))
             raise NetworkBlocked(f"test tried to reach {address!r}: tests must not leave the machine")
         return real_connect_ex(self, address)
 
     def getaddrinfo(host: Any, *args: Any, **kwargs: Any) -> Any:
         if host not in (None, "localhost") and not _loopback((host,)):
+            blocked.append(str(host))
             raise NetworkBlocked(f"test tried to resolve {host!r}: tests must not leave the machine")
         return real_getaddrinfo(host, *args, **kwargs)
 
@@ -70,4 +75,4 @@ def aws_offline(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPa
     monkeypatch.setattr(socket.socket, "connect", connect)
     monkeypatch.setattr(socket.socket, "connect_ex", connect_ex)
     monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
-    yield
+    yield blocked
