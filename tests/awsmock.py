@@ -10,6 +10,7 @@ leaving the machine. Use it in every test that builds a boto3 client:
 """
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import socket
 from typing import Any, Iterator
@@ -76,3 +77,25 @@ def aws_offline(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPa
     monkeypatch.setattr(socket.socket, "connect_ex", connect_ex)
     monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
     yield blocked
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextlib.contextmanager
+def moto_server() -> Iterator[str]:
+    """A moto server on loopback (a real HTTP endpoint, usable from other processes); yields its URL.
+
+    Point boto3 at it with `AWS_ENDPOINT_URL=<url>` (plus fake credentials, see FAKE_ENV)."""
+    from moto.server import ThreadedMotoServer
+
+    port = free_port()
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    server.start()
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.stop()
