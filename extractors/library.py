@@ -23,6 +23,9 @@ import psycopg
 from extractors.format_index import FormatIndex, FormatIndexBase
 from extractors.instructions.model import Instructions
 from infra import store
+from infra.config import Settings
+
+SCHEME = "s3vectors://"
 
 __all__ = ["FormatMatch", "FormatLibrary", "schema_key"]
 
@@ -49,8 +52,17 @@ class FormatLibrary:
         self.learn_lock = threading.Lock()       # one new format learned at a time per process
 
     @classmethod
-    def open(cls, home: Path) -> "FormatLibrary":
-        return cls(FormatIndex(Path(home) / "index"))
+    def open(cls, home: Path, index: str | None = None) -> "FormatLibrary":
+        """The library whose index is `index`: `s3vectors://bucket/index` (Amazon S3 Vectors), a
+        folder (faiss), or None for faiss under `home/index`."""
+        if index and index.startswith(SCHEME):
+            from extractors.format_index_s3vectors import S3VectorsFormatIndex   # boto3 only when asked
+            return cls(S3VectorsFormatIndex.from_url(index))
+        return cls(FormatIndex(Path(index) if index else Path(home) / "index"))
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> "FormatLibrary":
+        return cls.open(settings.home, settings.index)
 
     def nearest(self, vector: np.ndarray, key: str) -> tuple[str, float] | None:
         hits = self.index.search(vector, k=1, filter={"schema": key})

@@ -100,7 +100,7 @@ class RunContext:
 @contextmanager
 def open_context(settings: Settings) -> Iterator[RunContext]:
     db = Database.from_settings(settings)
-    ctx = RunContext(db, FormatLibrary.open(settings.home))
+    ctx = RunContext(db, FormatLibrary.from_settings(settings))
     try:
         yield ctx
     finally:

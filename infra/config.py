@@ -35,6 +35,7 @@ class Limits:
 class Settings:
     home: Path = field(default_factory=default_home)
     db: str | None = None                      # DSN; None = embedded PostgreSQL under home
+    index: str | None = None                   # format index; None = faiss under home/index, or s3vectors://bucket/index
     limits: Limits = field(default_factory=Limits)
     match_threshold: float = 0.72              # cosine similarity for a `known` format (bench/format_matching.py)
     max_attempts: int = 3                      # repair attempts before needs_review
