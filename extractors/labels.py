@@ -120,25 +120,27 @@ ALIASES: dict[str, str] = {
 
 COLUMN_LEXICON: dict[str, tuple[str, ...]] = {
     "description": (
-        "description", "item", "items", "product", "article", "service", "details", "particulars",
-        "bezeichnung", "beschreibung", "artikel", "leistung", "artikelbezeichnung", "produkt", "position",
-        "designation", "libelle", "produit", "descripcion", "concepto", "articulo", "producto",
-        "omschrijving", "artikel", "product", "omschr", "perkara", "keterangan",
+        "description", "item", "items", "product", "article", "service", "services", "details", "particulars",
+        "item description", "bezeichnung", "beschreibung", "artikel", "leistung", "artikelbezeichnung", "produkt",
+        "position", "designation", "libelle", "produit", "article", "prestation",
+        "descripcion", "concepto", "articulo", "producto", "denominacion", "servicio",
+        "omschrijving", "artikel", "product", "omschr", "dienst", "perkara", "keterangan",
     ),
     "quantity": (
-        "qty", "quantity", "qnty", "units", "menge", "anzahl", "stk", "quantite", "qte",
-        "cantidad", "cant", "uds", "aantal", "hoeveelheid", "kuantiti",
+        "qty", "quantity", "qnty", "units", "menge", "anzahl", "anz", "stk", "quantite", "qte", "nombre",
+        "cantidad", "cant", "uds", "unidades", "aantal", "hoeveelheid", "kuantiti",
     ),
     "unit_price": (
-        "unit price", "price", "rate", "unit cost", "price per unit", "einzelpreis", "preis", "e preis",
-        "stuckpreis", "preis je einheit", "nettopreis", "prix unitaire", "pu", "prix", "prix u",
-        "precio unitario", "precio", "p unit", "prijs", "stukprijs", "eenheidsprijs", "harga", "harga seunit",
+        "unit price", "price", "rate", "unit cost", "price per unit", "einzelpreis", "preis", "e preis", "ep",
+        "stuckpreis", "preis je einheit", "nettopreis", "prix unitaire", "pu", "prix", "prix u", "prix unit", "prix unit ht",
+        "precio unitario", "precio", "p unit", "importe unitario", "prijs", "stukprijs", "eenheidsprijs",
+        "prijs per stuk", "harga", "harga seunit",
     ),
     "line_total": (
-        "amount", "total", "line total", "net amount", "subtotal", "gesamtpreis", "betrag", "gesamt",
+        "amount", "total", "line total", "net amount", "subtotal", "gesamtpreis", "gp", "betrag", "gesamt",
         "nettobetrag", "summe", "gesamtbetrag", "entgelt", "positionsbetrag", "nettowert", "betrag netto",
-        "montant", "total ht", "montant ht", "importe", "total",
-        "bedrag", "totaal", "jumlah", "amaun",
+        "montant", "total ht", "montant ht", "importe", "importe neto", "total", "bedrag", "totaal",
+        "bedrag excl btw", "jumlah", "amaun",
     ),
 }
 

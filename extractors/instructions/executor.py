@@ -444,6 +444,11 @@ def _assign(bounds: list[tuple[str | None, float, float]], zones: list[tuple[flo
     return None
 
 
+# A line under an item that carries a reference (an order or article number, a GTIN, a date) is a
+# note about the item, not more of its description.
+_REFERENCE_LINE = re.compile(r"\d{4,}|\d{1,2}[./-]\d{1,2}[./-]\d{2,4}|:\s*\S")
+
+
 def execute_table(ix: DocIndex, table: TableRule, locale: Locale) -> tuple[list[dict], list[dict[str, Provenance]]]:
     headers = _find_headers(ix, table)
     if not headers:
@@ -505,7 +510,8 @@ def execute_table(ix: DocIndex, table: TableRule, locale: Locale) -> tuple[list[
                 if col not in row:
                     row[col] = v
                     prov[col] = Provenance(pno, b, t, f"table column {table.columns[col].header!r}")
-                elif col == multiline and not starts and not numeric_elsewhere and isinstance(row[col], str):
+                elif col == multiline and not starts and not numeric_elsewhere and isinstance(row[col], str) \
+                        and not _REFERENCE_LINE.search(t):
                     row[col] = f"{row[col]} {v}"
                     old = prov[col]
                     prov[col] = Provenance(pno, old.bbox.union(b) if old.page == pno else old.bbox, row[col], old.anchor)

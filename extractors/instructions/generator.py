@@ -147,12 +147,18 @@ def propose_tables(ix: DocIndex, columns: list[FieldSpec], locale: Locale) -> li
                 hit(m.page, m.line, spec.name, label_score(printed, spec.labels)[0] * (1.0 + 0.02 * len(phrase)), printed)
     # Compound headers ("Artikelbeschreibung", "Gesamtnettobetrag"): a long column word ending a token.
     suffixes = [(spec, ph) for spec in columns for ph in spec.labels if " " not in ph and len(ph) >= 6]
+    # Abbreviated headers ("Einzelpr.", "Anz."): a token of 3+ letters that begins a column word.
+    words = [(spec, ph) for spec in columns for ph in spec.labels if " " not in ph and len(ph) >= 5]
     for (page, line, segi), toks in ix.token_table().items():
         seg = ix.segment(page, line, segi)
         for tok, a, b in toks:
             for spec, ph in suffixes:
                 if len(tok) > len(ph) and tok.endswith(ph):
                     hit(page, line, spec.name, 0.8, seg.text[a:b])
+            if len(tok) >= 3 and tok.isalpha():
+                for spec, ph in words:
+                    if len(tok) < len(ph) and ph.startswith(tok) and seg.text[b:b + 1] == ".":
+                        hit(page, line, spec.name, 0.7, seg.text[a:b + 1])
     # Headers printed on two lines: fold the next line's matches into this one.
     lines = sorted(hits)
     for (p, li) in lines:
