@@ -18,7 +18,8 @@ from flows.progress import Progress
 from flows.results import ResultsWriter, Row
 from infra.errors import ConfigError
 
-__all__ = ["collect_sources", "load_schema", "load_rule_pack", "run_batch", "SKIP_NAMES"]
+__all__ = ["collect_sources", "load_schema", "load_rule_pack", "run_batch", "SKIP_NAMES", "is_document_key",
+           "s3_sources"]
 
 # Files that sit beside documents but are not documents (ground truth, manifests, our own output).
 SKIP_NAMES = {"manifest.jsonl", "results.jsonl", ".DS_Store"}
@@ -30,7 +31,7 @@ def collect_sources(paths: Iterable[str], *, skip: Callable[[Path], bool] | None
     out: list[str] = []
     for p in paths:
         if str(p).startswith("s3://"):
-            out.append(str(p))
+            out.extend(s3_sources(str(p)))
             continue
         path = Path(p)
         if path.is_dir():
@@ -56,6 +57,38 @@ def ground_truth_sidecar(path: Path) -> bool:
         return False
     stem = path.name[:-len(".json")]
     return any((path.parent / f"{stem}{ext}").exists() for ext in (".pdf", ".ocr.json", ".png", ".jpg", ".txt", ".tif"))
+
+
+_DOCUMENT_SUFFIXES = (".pdf", ".ocr.json", ".png", ".jpg", ".txt", ".tif")
+
+
+def is_document_key(key: str, keys: set[str]) -> bool:
+    """Whether object key `key` (`/`-separated) of a listing `keys` is a document: not hidden (no
+    part starts with `.`), not one of SKIP_NAMES or a sidecar, not an `<id>.json` ground truth
+    beside `<id>.pdf` (or another document) in the same listing."""
+    parts = key.split("/")
+    name = parts[-1]
+    if any(part.startswith(".") for part in parts) or name in SKIP_NAMES or name.endswith(_SIDECAR_SUFFIXES):
+        return False
+    if name.endswith(".json") and not name.endswith(".ocr.json"):
+        stem = key[:-len(".json")]
+        return not any(stem + ext in keys for ext in _DOCUMENT_SUFFIXES)
+    return True
+
+
+def s3_sources(url: str) -> list[str]:
+    """`s3://bucket/key` of one object as given; a prefix expanded to the documents under it
+    (sorted; hidden keys, sidecars and ground truth skipped, as for folders)."""
+    from infra.s3 import S3ObjectStore, parse_s3_url    # boto3 only for S3 inputs
+    bucket, key = parse_s3_url(url)
+    if key and not key.endswith("/") and S3ObjectStore(bucket).exists(key):
+        return [url]
+    store = S3ObjectStore(bucket, key)
+    keys = set(store.list())
+    found = [store.url_of(k) for k in sorted(keys) if is_document_key(k, keys)]
+    if not found and not keys:
+        raise ConfigError(f"input not found: {url} (no object and no objects under that prefix)", path=url)
+    return found
 
 
 def load_schema(path: str | Path) -> dict[str, Any]:

@@ -25,6 +25,13 @@ GENERATORS: dict[str, Callable[[], Scorer | None]] = {
 """Generator name -> scorer factory (the one place a generator's scorer is made)."""
 
 
+PARSERS: dict[str, str | None] = {
+    "local": None,                     # the configured local OCR (Settings.ocr_engine)
+    "textract": "textract",            # images and scanned PDFs go to Amazon Textract AnalyzeDocument
+}
+"""`--parser` choice -> Settings.ocr_engine override."""
+
+
 @dataclass
 class JobOptions:
     schema: str | Path
@@ -37,14 +44,19 @@ class JobOptions:
     repair: bool = True
     project: str | None = None         # quota identity (None: settings.quota_project / quota_user)
     user: str | None = None
+    parser: str = "local"              # local | textract (images and scans read by Amazon Textract)
+    index: str | None = None           # format index: None = faiss under home, or s3vectors://bucket/index
 
 
 def build_job(o: JobOptions) -> Job:
     """The job, with a token budget (infra.quota) when its generator calls a model."""
     if o.generator not in GENERATORS:
         raise ConfigError(f"unknown generator {o.generator!r}: choose one of {', '.join(GENERATORS)}")
+    if o.parser not in PARSERS:
+        raise ConfigError(f"unknown parser {o.parser!r}: choose one of {', '.join(PARSERS)}")
     settings = Settings.load(home=o.home, db=o.db, concurrency=o.concurrency,
-                             quota_project=o.project, quota_user=o.user)
+                             quota_project=o.project, quota_user=o.user, index=o.index,
+                             ocr_engine=PARSERS[o.parser])
     job = Job(schema=load_schema(o.schema), rules=load_rule_pack(o.rules), settings=settings,
               generator=o.generator, reuse_formats=o.reuse_formats, repair=o.repair)
     job.scorer = GENERATORS[o.generator]()

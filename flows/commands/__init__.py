@@ -2,9 +2,10 @@
 
 Each module has `register(subparsers)` which adds its parser and sets `run=func(args) -> int`.
 """
-from flows.commands import extract, formats, quota, synth
+from flows.commands import deploy, extract, formats, quota, synth
 
 REGISTRY = {
+    "deploy": deploy,
     "extract": extract,
     "formats": formats,
     "quota": quota,

@@ -1,6 +1,7 @@
 """Connecting to docassay's database: the embedded server by default, any PostgreSQL or Aurora DSQL by DSN.
 
-`Settings.db` (CLI `--db`, env `DOCASSAY_DB`) is a libpq DSN or URI. When it is unset, the
+`Settings.db` (CLI `--db`, env `DOCASSAY_DB`) is a libpq DSN or URI, or `dsql://<cluster>` for
+Aurora DSQL (infra/db/dsql.py). When it is unset, the
 embedded server for `Settings.home` is started if needed (infra.db.embedded). The first
 connection a process makes to a database applies pending migrations (infra.db.migrate).
 
@@ -17,7 +18,7 @@ from psycopg.conninfo import conninfo_to_dict
 
 from infra.config import Settings
 from infra.db import embedded
-from infra.db.dsql import is_dsql_host, with_iam_token
+from infra.db.dsql import dsql_dsn, is_dsql_host, is_dsql_url, with_iam_token
 from infra.db.migrate import Dialect, apply_migrations
 from infra.db.retry import DEFAULT_RETRY, RetryPolicy, transact
 from infra.errors import ConfigError, DatabaseError
@@ -34,6 +35,8 @@ _migrated_lock = threading.Lock()
 def resolve_dsn(settings: Settings) -> str:
     """`settings.db` if set, else the DSN of the embedded server under `settings.home` (started if needed)."""
     if settings.db:
+        if is_dsql_url(settings.db):
+            return dsql_dsn(settings.db)          # dsql://cluster -> DSN; the IAM token is added at connect
         try:
             conninfo_to_dict(settings.db)
         except psycopg.ProgrammingError as exc:
