@@ -10,11 +10,12 @@ image that was passed in.
 """
 from __future__ import annotations
 
+import re
 import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from extractors.document import Word
+from extractors.document import BBox, Word
 from extractors.parsers.words import clean_text, words_from_lines
 from infra.errors import ConfigError
 
@@ -39,6 +40,7 @@ class OcrLine:
     text: str
     quad: tuple[float, float, float, float, float, float, float, float]   # clockwise from top-left
     score: float
+    chars: tuple[tuple[str, float, float], ...] = ()   # (character, x0, x1) where the engine gives them
 
 
 def _get_engine(name: str) -> object:
@@ -66,16 +68,78 @@ def recognize(image: "Image", engine: str = "rapidocr") -> list[OcrLine]:
         return []                                       # nothing printed: skip seconds of OCR
     with _lock:
         eng = _get_engine(engine)
-        result, _elapsed = eng(image)                   # type: ignore[operator]
+        # Per-character boxes let us put back the spaces the recogniser drops in small print.
+        result, _elapsed = eng(image, return_word_box=True)   # type: ignore[operator]
     lines: list[OcrLine] = []
-    for box, text, score in result or ():
+    for item in result or ():
+        box, text, score = item[0], item[1], item[2]
         quad = tuple(float(v) for pt in box for v in pt)
-        text = clean_text(str(text))
+        raw = str(text)
+        text = clean_text(raw)
+        chars: tuple[tuple[str, float, float], ...] = ()
+        if len(item) >= 5 and text == raw and len(item[3]) == len(item[4]) == len(raw):
+            try:
+                chars = tuple((str(c), float(min(p[0] for p in q)), float(max(p[0] for p in q)))
+                              for c, q in zip(item[4], item[3]))
+            except (TypeError, ValueError, IndexError):
+                chars = ()
         if len(quad) == 8 and text.strip():
-            lines.append(OcrLine(text, quad, float(score)))  # type: ignore[arg-type]
+            lines.append(OcrLine(text, quad, float(score), chars))  # type: ignore[arg-type]
     return lines
 
 
+SPACE_GAP = 1.6     # centre-to-centre distance over the line's typical character step that marks a space
+
+
 def ocr_words(image: "Image", engine: str = "rapidocr") -> list[Word]:
-    """Words of `image` via `recognize`, each line split proportionally into words (pixels)."""
-    return words_from_lines((ln.text, ln.quad) for ln in recognize(image, engine))
+    """Words of `image` via `recognize` (pixels): split at spaces and, where the engine gives
+    character boxes, also where two characters' centres are more than `SPACE_GAP` typical steps
+    apart; other lines are split proportionally along their quadrilateral."""
+    words: list[Word] = []
+    for ln in recognize(image, engine):
+        words.extend(_words_from_chars(ln) if ln.chars else words_from_lines([(ln.text, ln.quad)]))
+    return words
+
+
+def _words_from_chars(ln: OcrLine) -> list[Word]:
+    ys = ln.quad[1::2]
+    y0, y1 = min(ys), max(ys)
+    centres = [(x0 + x1) / 2 for c, x0, x1 in ln.chars if not c.isspace()]
+    steps = sorted(b - a for a, b in zip(centres, centres[1:]) if b > a)
+    if not steps:
+        return words_from_lines([(ln.text, ln.quad)])
+    step = steps[len(steps) // 2]
+    out: list[Word] = []
+    cur: list[tuple[str, float, float]] = []
+
+    def flush() -> None:
+        if cur:
+            out.append(Word("".join(c for c, _, _ in cur), BBox(cur[0][1], y0, cur[-1][2], y1)))
+            cur.clear()
+
+    for ch in ln.chars:
+        c, x0, x1 = ch
+        if c.isspace():
+            flush()
+            continue
+        if cur and c.isalpha() and cur[-1][0].isalpha() and \
+                (x0 + x1) / 2 - (cur[-1][1] + cur[-1][2]) / 2 > SPACE_GAP * step:
+            flush()                                  # a space dropped between two words
+        cur.append(ch)
+    flush()
+    return _join_split_numbers(out)
+
+
+_NUM_HEAD = re.compile(r"^[-(]?\d[\d.,]*[.,]$")
+_NUM_TAIL = re.compile(r"^\d{1,3}(?:[^\w]|$)")
+
+
+def _join_split_numbers(words: list[Word]) -> list[Word]:
+    """Undo a space the recogniser put inside an amount ("1. 48" -> "1.48")."""
+    out: list[Word] = []
+    for w in words:
+        if out and _NUM_HEAD.match(out[-1].text) and _NUM_TAIL.match(w.text):
+            prev = out.pop()
+            w = Word(prev.text + w.text, prev.bbox.union(w.bbox))
+        out.append(w)
+    return out

