@@ -376,7 +376,7 @@ class QuotaBudget:
                 transact(conn, lambda c: c.execute(
                     "UPDATE quota_usage SET refused = refused + 1 WHERE scope = %s AND subject = %s AND day = %s",
                     (refused.subject.scope, refused.subject.name, day)))
-                self._local.reason = self._refusal(u, need_in, need_out, now)
+                self._local.reason = self._refusal(u, need_in, need_out)
                 return None
         self._local.reason = ""
         return QuotaReservation(self, rid, day, need_in, need_out)
@@ -439,14 +439,18 @@ class QuotaBudget:
                               (r_in, r_out, a_in, a_out, 1 if actual is not None else 0, s.scope, s.name, r.day))
             transact(conn, fn)
 
-    def _refusal(self, u: Usage, need_in: int, need_out: int, now: datetime) -> str:
-        short = []
-        if need_in > u.remaining_input:
-            short.append(f"{need_in:,} input tokens needed, {u.remaining_input:,} of {u.limit.input_tokens:,} left")
-        if need_out > u.remaining_output:
-            short.append(f"{need_out:,} output tokens needed, {u.remaining_output:,} of {u.limit.output_tokens:,} left")
-        detail = "; ".join(short) or "the quota changed while reserving"
-        return f"daily token quota of {u.subject} cannot cover the model call ({detail}); {self._resets(now)}"
+    def _refusal(self, u: Usage, need_in: int, need_out: int) -> str:
+        """Why a reservation was turned down. Worded without the call's own size, so that the
+        refusals of one exhausted quota read alike (the batch summary lists distinct errors)."""
+        short = [(k, rem, lim) for k, need, rem, lim in
+                 (("input", need_in, u.remaining_input, u.limit.input_tokens),
+                  ("output", need_out, u.remaining_output, u.limit.output_tokens)) if need > rem]
+        if not short:
+            return f"daily token quota of {u.subject} was taken by concurrent model calls; {self._resets()}"
+        kinds = " and ".join(k for k, _, _ in short)
+        left = " and ".join(f"{rem:,} of {lim:,} {k} tokens" for k, rem, lim in short)
+        return (f"daily {kinds}-token quota of {u.subject} cannot cover a model call ({left} left); "
+                f"{self._resets()}")
 
     def _spent(self, u: Usage, now: datetime) -> str:
         kinds = [k for k, rem in (("input", u.remaining_input), ("output", u.remaining_output)) if rem <= 0]
@@ -456,7 +460,9 @@ class QuotaBudget:
                 f"batch refused, nothing was processed; {self._resets(now)} "
                 "(see `docassay quota usage`)")
 
-    def _resets(self, now: datetime) -> str:
-        at = next_reset(self.settings, now)
-        mins = max(1, int((at - now).total_seconds() // 60))
-        return f"it resets at midnight {self.settings.quota_timezone}, in {mins // 60} h {mins % 60:02d} min"
+    def _resets(self, now: datetime | None = None) -> str:
+        text = f"it resets at midnight {self.settings.quota_timezone}"
+        if now is None:
+            return text
+        mins = max(1, int((next_reset(self.settings, now) - now).total_seconds() // 60))
+        return f"{text}, in {mins // 60} h {mins % 60:02d} min"

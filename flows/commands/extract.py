@@ -55,7 +55,6 @@ def run(args: argparse.Namespace) -> int:
         return 2
     from flows.prefect_env import quiet_prefect
     quiet_prefect()                                            # before Prefect is imported
-    from flows.extract_flow import BatchFailed, run_extract   # Prefect loads only when needed
     from flows.jobs import JobOptions
 
     opts = JobOptions(schema=args.schema, rules=args.rules, home=args.home, db=args.db,
@@ -63,6 +62,7 @@ def run(args: argparse.Namespace) -> int:
     if args.estimate:
         return _estimate(args, opts)
     _refuse_spent_quota(opts)                                  # before Prefect starts: nothing is processed
+    from flows.extract_flow import BatchFailed, run_extract   # Prefect loads only when needed
     out = Path(args.out)
     try:
         summary = run_extract(args.paths, opts, out, quiet=args.quiet, max_error_ratio=args.max_error_ratio,
@@ -145,5 +145,8 @@ def _print_problems(results: Path) -> None:
         rows = read_rows(results)
     except ConfigError:     # the batch ran; a listing problem must not change its exit status
         return
-    for line in problem_lines(rows):
+    lines = problem_lines(rows)
+    if lines:
+        print("documents that did not pass:", file=sys.stderr)
+    for line in lines:
         print(line, file=sys.stderr)

@@ -96,7 +96,7 @@ def test_refusal_is_atomic_across_project_and_user(tmp_path: Path, pg_fresh_dsn:
     first = b.reserve(3_000, 300)
     assert first is not None
     assert b.reserve(1_500, 10) is None, "the user has 1,000 input tokens left"
-    assert "user 'ada'" in b.reason and "1,500 input tokens needed, 1,000 of 4,000 left" in b.reason
+    assert "daily input-token quota of user 'ada' cannot cover a model call (1,000 of 4,000 input tokens left)" in b.reason
     assert "resets at midnight UTC" in b.reason
     proj, user = b.usages()
     assert proj.reserved_input == 3_000, "the project must not keep the part of a refused reservation"
