@@ -32,16 +32,17 @@ from __future__ import annotations
 import getpass
 import threading
 import uuid
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone
-from typing import Callable, Sequence
+from typing import Callable, Iterator, Sequence
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import psycopg
 
 from infra.config import Settings
 from infra.db import Database, transact
-from infra.errors import ConfigError, DocassayError
+from infra.errors import ConfigError, DatabaseError, DocassayError
 
 __all__ = ["SCOPES", "Subject", "TokenLimit", "QuotaLimits", "Usage", "QuotaExceeded", "QuotaBudget",
            "QuotaReservation", "KEEP", "subjects_for", "default_limit", "limits", "set_limit", "usage",
@@ -348,7 +349,7 @@ class QuotaBudget:
         day = quota_day(self.settings, now)
         rid = uuid.uuid4().hex
         expires = now + timedelta(seconds=self.settings.quota_reservation_ttl_s)
-        with self._lock:
+        with self._lock, self._db("reserve tokens"):
             conn = self._connection()
             self._ensure_rows(conn, day)
             caps = {s: limits(conn, self.settings, s).effective for s in self.subjects}
@@ -386,7 +387,7 @@ class QuotaBudget:
     def usages(self) -> list[Usage]:
         """Today's usage of every subject (expired reservations released first)."""
         now = self.clock()
-        with self._lock:
+        with self._lock, self._db("read the token quotas"):
             conn = self._connection()
             release_expired(conn, now)
             return [usage(conn, self.settings, s, now=now) for s in self.subjects]
@@ -409,6 +410,17 @@ class QuotaBudget:
 
     # -- internals ------------------------------------------------------------------------------
 
+    @contextmanager
+    def _db(self, what: str) -> Iterator[None]:
+        """A database failure becomes a DatabaseError (the document's row says so; the batch goes
+        on); the connection is reopened on next use. A reservation lost this way expires."""
+        try:
+            yield
+        except psycopg.Error as exc:
+            if self._conn is not None and not self._conn.closed:
+                self._conn.close()
+            raise DatabaseError(f"could not {what}: {exc}".strip()) from exc
+
     def _connection(self) -> psycopg.Connection:
         if self._conn is None or self._conn.closed:
             self._conn = self.db.connect()
@@ -422,7 +434,7 @@ class QuotaBudget:
             self._rows_for = day
 
     def _settle(self, r: QuotaReservation, actual: tuple[int, int] | None) -> None:
-        with self._lock:
+        with self._lock, self._db("settle a token reservation"):
             conn = self._connection()
 
             def fn(c: psycopg.Connection) -> None:

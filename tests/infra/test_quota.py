@@ -9,7 +9,7 @@ import pytest
 
 from infra.config import Settings
 from infra.db import Database
-from infra.errors import ConfigError
+from infra.errors import ConfigError, DatabaseError
 from infra.quota import (KEEP, QuotaBudget, QuotaExceeded, Subject, TokenLimit, limits, next_reset, quota_day,
                          set_limit, subjects_for, usage)
 
@@ -178,4 +178,15 @@ def test_unsettled_reservation_is_released_after_its_ttl(tmp_path: Path, pg_fres
     lost.settle(50, 5)                            # a late settle still charges the truth, once
     proj, user = b.usages()
     assert (user.used_input, user.reserved_input, proj.reserved_input) == (50, 0, 0)
+    b.close()
+
+
+def test_database_failure_is_a_database_error_not_a_crash(tmp_path: Path, pg_fresh_dsn: str) -> None:
+    s = _settings(tmp_path, pg_fresh_dsn)
+    b = _budget(s, pg_fresh_dsn)
+    b.reserve(10, 1).settle(10, 1)
+    with Database(pg_fresh_dsn).connect() as conn:
+        conn.execute("DROP TABLE quota_reservations")
+    with pytest.raises(DatabaseError, match="could not reserve tokens"):
+        b.reserve(10, 1)
     b.close()
