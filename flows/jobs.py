@@ -1,6 +1,7 @@
 """Build a `Job` from plain options (CLI flags, flow parameters)."""
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -25,6 +26,18 @@ GENERATORS: dict[str, Callable[[], Scorer | None]] = {
 """Generator name -> scorer factory (the one place a generator's scorer is made)."""
 
 
+MODEL_URL_ENV = "DOCASSAY_MODEL_URL"
+
+
+def _scorer(o: "JobOptions") -> Scorer | None:
+    """The generator's scorer; the model on a server when a model URL is given (option or environment)."""
+    url = o.model_url or os.environ.get(MODEL_URL_ENV)
+    if o.generator == "model" and url:
+        from flows.remote_scorer import remote_scorer
+        return remote_scorer(url)
+    return GENERATORS[o.generator]()
+
+
 PARSERS: dict[str, str | None] = {
     "local": None,                     # the configured local OCR (Settings.ocr_engine)
     "textract": "textract",            # images and scanned PDFs go to Amazon Textract AnalyzeDocument
@@ -46,6 +59,7 @@ class JobOptions:
     user: str | None = None
     parser: str = "local"              # local | textract (images and scans read by Amazon Textract)
     index: str | None = None           # format index: None = faiss under home, or s3vectors://bucket/index
+    model_url: str | None = None       # a running `docassay model serve` (None: $DOCASSAY_MODEL_URL, else in-process)
 
 
 def build_job(o: JobOptions) -> Job:
@@ -59,7 +73,7 @@ def build_job(o: JobOptions) -> Job:
                              ocr_engine=PARSERS[o.parser])
     job = Job(schema=load_schema(o.schema), rules=load_rule_pack(o.rules), settings=settings,
               generator=o.generator, reuse_formats=o.reuse_formats, repair=o.repair)
-    job.scorer = GENERATORS[o.generator]()
+    job.scorer = _scorer(o)
     if is_metered(job.scorer):
         job.budget = QuotaBudget.from_settings(settings)
     return job

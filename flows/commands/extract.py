@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -25,9 +26,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--rules", help="SQL rule pack: a .sql file or a folder of them")
     p.add_argument("--out", help="output folder for results.jsonl (required unless --estimate)")
     add_store_options(p)
-    p.add_argument("--model-url", help="URL of a running `docassay model serve` (default: in-process)")
-    p.add_argument("--generator", choices=GENERATORS, default="baseline",
-                   help="how instructions for new formats are written")
+    p.add_argument("--model-url", help="URL of a running `docassay model serve` (default: $DOCASSAY_MODEL_URL, "
+                                       "else the model runs in-process); implies --generator model")
+    p.add_argument("--generator", choices=GENERATORS, default=None,
+                   help="how instructions for new formats are written (default: model with --model-url, else baseline)")
     p.add_argument("--concurrency", type=int, default=2, help="documents processed at once (default 2)")
     p.add_argument("--max-error-ratio", type=float, default=None,
                    help="fail (exit 1) when more than this share of documents end failed/error/quota_exceeded")
@@ -43,6 +45,22 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    args.generator = args.generator or ("model" if args.model_url else "baseline")
+    if not args.model_url:
+        return _run(args)
+    from flows.jobs import MODEL_URL_ENV
+    before = os.environ.get(MODEL_URL_ENV)
+    os.environ[MODEL_URL_ENV] = args.model_url     # the Prefect flow rebuilds the job from plain parameters
+    try:
+        return _run(args)
+    finally:
+        if before is None:
+            os.environ.pop(MODEL_URL_ENV, None)
+        else:
+            os.environ[MODEL_URL_ENV] = before
+
+
+def _run(args: argparse.Namespace) -> int:
     if args.max_error_ratio is not None and not 0.0 <= args.max_error_ratio <= 1.0:
         print("docassay: error: --max-error-ratio must be between 0 and 1", file=sys.stderr)
         return 2
@@ -58,7 +76,8 @@ def run(args: argparse.Namespace) -> int:
     from flows.jobs import JobOptions
 
     opts = JobOptions(schema=args.schema, rules=args.rules, home=args.home, db=args.db,
-                      generator=args.generator, concurrency=args.concurrency, project=args.project, user=args.user)
+                      generator=args.generator, concurrency=args.concurrency, project=args.project, user=args.user,
+                      model_url=args.model_url)
     if args.estimate:
         return _estimate(args, opts)
     _refuse_spent_quota(opts)                                  # before Prefect starts: nothing is processed
