@@ -20,7 +20,7 @@ def test_concurrent_processes_never_overspend(pg_fresh_dsn: str) -> None:
     from quota_worker import LIMITS, MAX_COST
     sys.path.pop(0)
     Database(pg_fresh_dsn).connect().close()          # migrate once, before the workers race
-    start_at = time.time() + 4.0
+    start_at = time.time() + 3.0
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(WORKER.parents[2]), os.environ.get("PYTHONPATH", "")])}
     procs = [subprocess.Popen([sys.executable, str(WORKER), pg_fresh_dsn, str(start_at), str(seed), "3"],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
