@@ -59,8 +59,10 @@ class ModelClient:
     def score_one(self, ids: np.ndarray, id_start: np.ndarray, num: np.ndarray) -> np.ndarray:
         return self.score([(ids, id_start, num)])[0]
 
-    def status(self) -> ServerStatus:
-        return ServerStatus.from_json(self._call("GET", "/v1/status", retry=False))
+    def status(self, *, refresh: bool = False) -> ServerStatus:
+        """The server's status; `refresh` asks every rank for fresh memory figures first."""
+        path = "/v1/status?refresh=1" if refresh else "/v1/status"
+        return ServerStatus.from_json(self._call("GET", path, retry=False))
 
     def health(self) -> str:
         """The server's state; raises ServerUnavailable when it does not answer 200."""

@@ -155,6 +155,16 @@ class Engine:
             raise ctl.error
         return ctl.report
 
+    def refresh_memory(self, timeout_s: float = 30.0) -> None:
+        """Ask every rank for its memory figures now (between batches) and wait for the answer."""
+        ctl = _Control(Ctl.PING)
+        with self._cv:
+            if self.state not in ("serving", "scaling"):
+                return
+            self._controls.append(ctl)
+            self._cv.notify_all()
+        ctl.done.wait(timeout_s)
+
     def announce(self, tokens: int, ttl_s: float = 60.0) -> None:
         """Work a client expects to send soon (predicted demand, for the autoscaler)."""
         with self._cv:
@@ -230,6 +240,10 @@ class Engine:
                 if ctl.op == Ctl.SHUTDOWN:
                     self._shutdown_ranks()
                     return
+                if ctl.op == Ctl.PING:
+                    self._heartbeat()
+                    ctl.done.set()
+                    continue
                 self._reconfigure(ctl)
             elif batch:
                 self._run_batch(batch)

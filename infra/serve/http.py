@@ -1,7 +1,7 @@
 """The HTTP front end of the model server (standard library `ThreadingHTTPServer`, HTTP/1.1 keep-alive).
 
     GET  /v1/health                 {"state": ...}; 200 while serving or scaling, 503 otherwise
-    GET  /v1/status                 `ServerStatus` as JSON
+    GET  /v1/status[?refresh=1]     `ServerStatus` as JSON (refresh: ask every rank for its memory first)
     POST /v1/score                  {"documents": [doc, ...]} -> {"scores": [float32 [N_i], ...]}  (wire.py)
     POST /v1/demand                 {"tokens": n, "ttl_s": s}: work a client expects to send (autoscaling)
     POST /v1/admin/scale            {"ranks": K, "wait": true} -> the reconfiguration report     (token)
@@ -99,6 +99,8 @@ class _Handler(BaseHTTPRequestHandler):
         return (200 if state in ("serving", "scaling") else 503), {"state": state}
 
     def _status(self) -> tuple[int, Any]:
+        if "refresh=1" in self.path.partition("?")[2].split("&"):
+            self.server.engine.refresh_memory()
         return 200, self.server.engine.status().to_json()
 
     def _score(self) -> tuple[int, Any]:

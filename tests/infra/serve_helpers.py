@@ -2,15 +2,14 @@
 in-process reference scores."""
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-import threading
 from pathlib import Path
 
 import numpy as np
 import torch
+
+from infra.serve.process import ServerProcess
+
+__all__ = ["ServerProcess", "write_weights", "random_docs", "reference_scores"]
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -26,53 +25,6 @@ def write_weights(path: Path, *, seed: int = 0, d_model: int = 16, d_expert: int
     cfg = MoEConfig(n_buckets=N_BUCKETS, n_numeric=N_NUMERIC, d_model=d_model, d_expert=d_expert,
                     n_experts=n_experts, n_layer=n_layer, routing=routing)
     return save(path, ProposalRanker(cfg), {"feature_version": FEATURE_VERSION})
-
-
-class ServerProcess:
-    """`docassay model serve` in a child process on a free loopback port."""
-
-    def __init__(self, weights: Path, *, max_ranks: int, ranks: int, token: str, log: Path,
-                 extra: tuple[str, ...] = (), startup_timeout_s: float = 240.0) -> None:
-        cmd = [sys.executable, "-m", "flows.cli", "model", "serve", "--max-ranks", str(max_ranks), "--ranks", str(ranks),
-               "--port", "0", "--weights", str(weights), "--admin-token", token, "--threads", "1", *extra]
-        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-        self.log = log
-        self._log_fh = open(log, "w")
-        self.proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=self._log_fh, text=True, env=env)
-        line: list[str] = []
-        reader = threading.Thread(target=lambda: line.append(self.proc.stdout.readline()), daemon=True)
-        reader.start()
-        reader.join(startup_timeout_s)
-        if not line or not line[0].strip():
-            self.kill()
-            raise RuntimeError(f"server did not start: {log.read_text()[-3000:]}")
-        self.ready = json.loads(line[0])
-        self.url = self.ready["url"]
-        self.token = token
-
-    def client(self, **kw):
-        from infra.serve.client import ModelClient
-        kw.setdefault("token", self.token)
-        return ModelClient(self.url, **kw)
-
-    def stop(self, timeout_s: float = 60.0) -> int:
-        from infra.serve.errors import ServeError
-        if self.proc.poll() is None:
-            try:
-                self.client(timeout_s=10).shutdown()
-            except ServeError:
-                pass
-            try:
-                self.proc.wait(timeout_s)
-            except subprocess.TimeoutExpired:
-                self.kill()
-        self._log_fh.close()
-        return self.proc.returncode
-
-    def kill(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait(10)
 
 
 def random_docs(n_docs: int, n_buckets: int, n_numeric: int, *, seed: int = 0, max_tokens: int = 300
