@@ -237,7 +237,7 @@ def memory_part(srv) -> list[dict]:
 
 
 def markdown(res: dict) -> str:
-    out = [f"# Model server (elastic expert parallelism)\n",
+    out = ["# Model server (elastic expert parallelism)\n",
            f"`python bench/serve_bench.py {res['argv']}` — {res['when']}; weights: {res['weights']}; "
            f"{res['n_docs']} example documents ({res['tokens_per_doc']} proposal tokens each on average); "
            f"M = {M} ranks, gloo on CPU, 1 torch thread per rank, {res['clients']} concurrent clients; "
@@ -288,6 +288,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--between", type=float, default=1.5, help="seconds of steady load between scales")
     p.add_argument("--parts", default="throughput,scale,restart,memory")
     p.add_argument("--out", type=Path, help="write the markdown table here (and the raw figures beside it as .json)")
+    p.add_argument("--append", action="store_true", help="append to --out instead of replacing it")
+    p.add_argument("--label", default="", help="a heading for this run (and the suffix of its .json)")
     args = p.parse_args(argv)
     parts = set(args.parts.split(","))
     from infra.serve.process import ServerProcess
@@ -313,11 +315,15 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             srv.stop()
     text = markdown(res)
+    if args.label:
+        text = text.replace("# Model server (elastic expert parallelism)\n", f"# Model server: {args.label}\n", 1)
     print(text)
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(text)
-        args.out.with_suffix(".json").write_text(json.dumps(res, indent=1, default=str))
+        with open(args.out, "a" if args.append else "w") as fh:
+            fh.write(("\n" if args.append else "") + text)
+        stem = args.out.stem + (f"-{args.label.split()[0].lower()}" if args.label else "")
+        args.out.with_name(stem + ".json").write_text(json.dumps(res, indent=1, default=str))
     return 0
 
 

@@ -5,9 +5,10 @@
     client.status()                                          # ServerStatus
     client.scale(2, token=...)                               # ReconfigReport as a dict
 
-Thread-safe: one keep-alive connection per thread. A busy or briefly unavailable server (503: queue
-full, starting) and a dropped connection are retried with backoff until the request's deadline;
-other errors raise at once (`infra.serve.errors`).
+Thread-safe: one keep-alive connection per thread. A full queue (503 serve_busy) and a connection
+that fails (refused, reset: a server starting or restarting) are retried with backoff until the
+request's deadline; other errors raise at once (`infra.serve.errors`), a server that answers it is
+failed or stopping included.
 """
 from __future__ import annotations
 
@@ -112,7 +113,8 @@ class ModelClient:
             try:
                 return self._once(method, path, data, headers, max(deadline - time.monotonic(), 0.1) + 5.0)
             except _RETRY as exc:
-                if not retry or time.monotonic() + wait > deadline:
+                gone = isinstance(exc, ServerUnavailable) and exc.status != 0     # failed or stopping: it said so
+                if not retry or gone or time.monotonic() + wait > deadline:
                     if isinstance(exc, ServerUnavailable) and exc.status == 0 and retry:
                         raise RequestTimeout(f"model server {self.url} unreachable for {timeout:.0f} s: {exc.message}",
                                              status=0) from exc
