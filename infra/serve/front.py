@@ -119,11 +119,13 @@ class FrontModel:
                     start += n_e
             self._assign(segs, where[moe_index], rows_rank)
             self._run(world, active, shard, moe_index, lns, segs)
+            per_doc: list[list[_Segment]] = [[] for _ in xs]
+            for s in segs:                                                              # in expert order per document
+                per_doc[s.doc].append(s)
             for i, (x, h) in enumerate(zip(xs, lns)):
                 out = torch.zeros_like(h)                                                # [N_i, d]
-                for s in segs:
-                    if s.doc == i:
-                        out.index_add_(0, s.tokens, s.y * s.gate[:, None].to(s.y.dtype))
+                for s in per_doc[i]:
+                    out.index_add_(0, s.tokens, s.y * s.gate[:, None].to(s.y.dtype))
                 xs[i] = x + out
             rows_expert.append(counts)
             moe_index += 1

@@ -21,7 +21,7 @@ from infra.serve.errors import BadRequest, ServeError, Unauthorized
 from infra.serve.placement import EMPTY, check_placement
 from serve_helpers import ServerProcess, random_docs, reference_scores, write_weights
 
-pytestmark = pytest.mark.distributed
+pytestmark = [pytest.mark.distributed, pytest.mark.slow]
 
 TOKEN = "test-admin-token"
 M = 4
