@@ -1,11 +1,17 @@
 """The pipeline's stages as plain functions: one document in, one results row out.
 
     read -> parse -> fingerprint -> match ─known─> replay -> verify -> troubleshoot (data only)
+                                         │                    └─ failing repeatedly (drift):
+                                         │                       propose a new version through
+                                         │                       the reference gate
                                          └─new───> generate -> verify -> fix (instructions) -> learn
 
 `process_document` never raises for a bad document: every failure becomes the row's `status` and
 `error`. Prefect tasks (flows/extract_flow.py) only wrap it with concurrency and retries; tests call
-it directly.
+it directly. Verification (flows/verification.py) judges each record with the gates in
+verifiers/, the evidence behind each value, the stale-value history and the format's lifecycle;
+after the row is final, flows/lifecycle.py remembers accepted values, grows the golden set and
+keeps the bytes a reviewer or a reference replay will need.
 """
 from __future__ import annotations
 
@@ -16,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Protocol
 
+import numpy as np
 import psycopg
 
 from extractors.document import Document
@@ -23,18 +30,24 @@ from extractors.errors import InstructionError, ParseError
 from extractors.fingerprint import fingerprint
 from extractors.instructions.executor import Extraction, execute
 from extractors.instructions.generator import Generation, Scorer, estimate_tokens, generate
-from extractors.instructions.repair import RepairResult, fix, troubleshoot
+from extractors.instructions.model import Instructions
+from extractors.instructions.repair import Change, RepairResult, fix, troubleshoot
 from extractors.library import FormatLibrary, FormatMatch, schema_key
 from extractors.parsers import parse, read_source
 from extractors.spans import DocIndex
+from flows import lifecycle
+from flows.lifecycle import LifecyclePolicy
 from flows.results import Row
+from flows.verification import verify_record
 from infra import store
 from infra.config import Settings
 from infra.db import Database
 from infra.errors import DocassayError
-from verifiers.context import VerifyContext
+from infra.objects import ObjectStore
+from verifiers.gates import consistency
+from verifiers.history import DbHistory, History
 from verifiers.result import Verification
-from verifiers.verify import verify
+from verifiers.settings import VerifySettings
 
 __all__ = ["Job", "RunContext", "process_document", "open_context"]
 
@@ -50,6 +63,8 @@ class Job:
     repair: bool = True                          # ablation: False skips fixer and troubleshooter
     scorer: Scorer | None = None                 # set from `generator` by the caller (model or baseline)
     budget: "Budget | None" = None               # token quotas (infra.quota); None = unmetered
+    policy: LifecyclePolicy = field(default_factory=LifecyclePolicy.load)
+    verify_settings: VerifySettings | None = None  # None: from the schema's x-docassay keywords
 
     @property
     def key(self) -> str:
@@ -71,11 +86,13 @@ class Budget(Protocol):
 
 
 class RunContext:
-    """Shared, thread-safe state of a batch: database, format library, one connection per thread."""
+    """Shared, thread-safe state of a batch: database, format library, object storage for document
+    bytes, one connection per thread."""
 
-    def __init__(self, db: Database, library: FormatLibrary) -> None:
+    def __init__(self, db: Database, library: FormatLibrary, objects: ObjectStore | None = None) -> None:
         self.db = db
         self.library = library
+        self.objects = objects
         self._local = threading.local()
         self._conns: list[psycopg.Connection] = []
         self._lock = threading.Lock()
@@ -100,7 +117,7 @@ class RunContext:
 @contextmanager
 def open_context(settings: Settings) -> Iterator[RunContext]:
     db = Database.from_settings(settings)
-    ctx = RunContext(db, FormatLibrary.from_settings(settings))
+    ctx = RunContext(db, FormatLibrary.from_settings(settings), lifecycle.objects_for(settings))
     try:
         yield ctx
     finally:
@@ -120,14 +137,33 @@ class _Timer:
             self.ms[name] = self.ms.get(name, 0.0) + (time.perf_counter() - t) * 1000
 
 
-def _verifier(job: Job, ctx: RunContext, extraction_holder: list) -> Callable[[dict], Verification]:
-    s = job.settings
+@dataclass
+class _Doc:
+    """One document on its way through the stages, and what its verification looks at."""
+    doc: Document
+    ix: DocIndex
+    vec: np.ndarray
+    extraction: Extraction | None = None
+    history: History | None = None
+    format_status: str | None = None
+    generated: RepairResult | None = None          # instructions generated (and fixed) for this document, once
+    other_layout: bool = False                     # another layout: drift proposal refused, or another sender
 
-    def run(record: dict) -> Verification:
-        vc = VerifyContext(schema=job.schema, record=record, extraction=extraction_holder[0] if extraction_holder else None,
-                           rules=job.rules, conn=ctx.conn, rule_timeout_ms=s.rule_timeout_ms)
-        return verify(vc)
+
+VerifyFn = Callable[..., Verification]
+
+
+def _verifier(job: Job, ctx: RunContext, d: _Doc) -> VerifyFn:
+    def run(record: dict, extraction: Extraction | None = None) -> Verification:
+        return verify_record(job, ctx.conn, record, extraction if extraction is not None else d.extraction,
+                             document=d.doc, history=d.history, format_status=d.format_status)
     return run
+
+
+def _history(job: Job, ctx: RunContext, d: _Doc, format_id: str | None) -> History | None:
+    if not job.policy.history:
+        return None
+    return DbHistory(ctx.conn, schema_key=job.key, format_id=format_id, sha256=d.doc.sha256)
 
 
 def process_document(source: str, job: Job, ctx: RunContext, *, data: bytes | None = None,
@@ -161,12 +197,21 @@ def process_document(source: str, job: Job, ctx: RunContext, *, data: bytes | No
     if row.sha256 and row.status != "error":
         try:
             with timer.stage("persist"):
+                key = lifecycle.after_outcome(job, ctx.conn, ctx.objects, sha256=row.sha256, source=source,
+                                              status=row.status, format_id=row.format.get("id"),
+                                              match=row.format.get("match"), record=row.record, data=data)
                 store.save_document(ctx.conn, sha256=row.sha256, source=source, status=row.status,
                                     format_id=row.format.get("id"), format_version=row.format.get("version"),
-                                    record=row.record, verification=row.verification, provenance=row.provenance)
+                                    record=row.record, verification=row.verification, provenance=row.provenance,
+                                    attempts=row.attempts, repairs=row.repairs, object_key=key, schema_key=job.key)
         except (psycopg.Error, DocassayError) as exc:
             row.fail("error", "database", f"could not store the result: {exc}")
     return row
+
+
+def _finish(row: Row, result: RepairResult, *, repaired: bool) -> None:
+    row.finish(result, repaired=repaired)
+    row.repairs = result.log_json() if result.log else row.repairs
 
 
 def _extract(doc: Document, job: Job, ctx: RunContext, row: Row, timer: _Timer) -> None:
@@ -175,74 +220,124 @@ def _extract(doc: Document, job: Job, ctx: RunContext, row: Row, timer: _Timer) 
         ix = DocIndex(doc)
     with timer.stage("fingerprint"):
         vec = fingerprint(doc)
-    holder: list[Extraction] = []
-    check = _verifier(job, ctx, holder)
+    d = _Doc(doc, ix, vec)
+    check = _verifier(job, ctx, d)
     known: FormatMatch | None = None
     best_sim = 0.0
     if job.reuse_formats:
         with timer.stage("match"):
             known, best_sim = ctx.library.match(ctx.conn, vec, job.key, s.match_threshold)
-    known_result: RepairResult | None = None
     if known is not None:
-        known_result = _replay(known, ix, vec, job, ctx, row, timer, check, holder)
-        if known_result is None:
+        if _known_path(known, d, job, ctx, row, timer, check, best_sim):
             return
     with ctx.library.learn_lock:
         if known is None and job.reuse_formats:
             # Another worker may have learned this format while we waited for the lock.
             with timer.stage("match"):
                 known, best_sim = ctx.library.match(ctx.conn, vec, job.key, s.match_threshold)
-        if known is None or known_result is not None:
-            _learn(doc, ix, vec, job, ctx, row, timer, check, holder, best_sim, known_result)
+        if known is None:
+            _learn(d, job, ctx, row, timer, check, best_sim, None)
             return
-    known_result = _replay(known, ix, vec, job, ctx, row, timer, check, holder)
-    if known_result is not None:
+    _known_path(known, d, job, ctx, row, timer, check, best_sim)
+
+
+def _known_path(known: FormatMatch, d: _Doc, job: Job, ctx: RunContext, row: Row, timer: _Timer,
+                check: VerifyFn, best_sim: float) -> bool:
+    """Replay a known format and finish the row, unless the document turned out to be another
+    layout: the drift proposal's instructions verify here but break the format's golden documents,
+    or the consistency gate says another sender's document matched this format. Then it is
+    learned as a new format. Otherwise a failed replay is not learned as a new format before the
+    format has failed `drift_threshold` times in a row: the document goes to review with the
+    known format's attempt."""
+    result = _replay(known, d, job, ctx, row, timer, check)
+    if result is None:
+        return True
+    if d.other_layout:
         with ctx.library.learn_lock:
-            _learn(doc, ix, vec, job, ctx, row, timer, check, holder, best_sim, known_result)
+            _learn(d, job, ctx, row, timer, check, best_sim, result)
+        return True
+    _finish(row, result, repaired=False)
+    return True
 
 
-def _replay(known: FormatMatch, ix: DocIndex, vec, job: Job, ctx: RunContext, row: Row, timer: _Timer,
-            check: Callable[[dict], Verification], holder: list) -> RepairResult | None:
+def _replay(known: FormatMatch, d: _Doc, job: Job, ctx: RunContext, row: Row, timer: _Timer,
+            check: VerifyFn) -> RepairResult | None:
     """Known format: replay its instructions; troubleshoot the data. None when the row is finished;
-    otherwise the failed attempt (verification, not the threshold, decides whether the stored
-    instructions fit: the document is then tried as a new format before it goes to review)."""
+    otherwise the failed attempt.
+
+    A replay that fails its first verification counts against the format's health; after
+    `policy.drift_threshold` such failures in a row, a new version is proposed from this document
+    (drift) before the troubleshooter is asked again; when the reference gate refuses it,
+    `d.other_layout` is set. A failure that is not the instructions' doing (a duplicate invoice,
+    the format's lifecycle) finishes the row for review."""
     s = job.settings
     row.format = {"id": known.format_id, "version": known.version, "match": "known",
                   "similarity": round(known.similarity, 4)}
+    d.format_status = known.status
+    d.history = _history(job, ctx, d, known.format_id)
     with timer.stage("extract"):
-        ext = execute(known.instructions, ix)
-    holder[:] = [ext]
+        ext = execute(known.instructions, d.ix)
+    d.extraction = ext
     with timer.stage("verify"):
-        verdict = check(ext.record)
+        verdict = check(ext.record, ext)
     result = RepairResult(ext, verdict)
-    if not verdict.passed and job.repair:
+    if verdict.passed:
+        store.record_health(ctx.conn, known.format_id, ok=True)
+        _finish(row, result, repaired=False)
+        ctx.library.add_exemplar(known.format_id, d.vec, job.key)
+        return None
+    if not verdict.repairable:
+        _finish(row, result, repaired=False)
+        return None
+    other_sender = _sender_changed(verdict)
+    failures = 0 if other_sender else store.record_health(ctx.conn, known.format_id, ok=False)
+    if job.repair and not other_sender and failures >= job.policy.drift_threshold:
+        with timer.stage("drift"):
+            if _propose_from_drift(known, d, job, ctx, row, timer, check, failures):
+                return None
+            d.other_layout = d.generated is not None and d.generated.verdict.passed
+        d.extraction = ext
+    if job.repair:
         with timer.stage("repair"):
             result = troubleshoot(ext, verdict, check, max_attempts=s.max_attempts,
                                   required=set(job.schema.get("required", [])))
     if result.verdict.passed:
-        row.finish(result, repaired=bool(result.changes))
-        ctx.library.add_exemplar(known.format_id, vec, job.key)
+        _finish(row, result, repaired=bool(result.changes))
+        ctx.library.add_exemplar(known.format_id, d.vec, job.key)
         return None
+    if not result.verdict.repairable:
+        _finish(row, result, repaired=False)
+        return None
+    if _sender_changed(result.verdict):
+        d.other_layout = True                  # another sender's look-alike layout: a format of its own
     return result
 
 
-def _learn(doc: Document, ix: DocIndex, vec, job: Job, ctx: RunContext, row: Row, timer: _Timer,
-           check: Callable[[dict], Verification], holder: list, best_sim: float,
-           known_result: RepairResult | None) -> None:
+def _sender_changed(v: Verification) -> bool:
+    g = v.gates.get(consistency.NAME)
+    return g is not None and not g.passed
+
+
+def _generate_fixed(d: _Doc, job: Job, row: Row, timer: _Timer, check: VerifyFn) -> tuple[RepairResult | None, str | None]:
+    """Generate instructions for this document and let the fixer repair them: (result, None), or
+    (None, reason) when the token budget refuses the model call. Done once per document: a second
+    call (drift, then learning as a new format) re-verifies the first result in the current context."""
     s = job.settings
+    if d.generated is not None:
+        d.extraction = d.generated.extraction
+        with timer.stage("verify"):
+            d.generated.verdict = check(d.generated.extraction.record, d.generated.extraction)
+        return d.generated, None
     reservation = None
     if job.budget is not None:
-        est_in, est_out = estimate_tokens(ix, job.schema, job.scorer)
+        est_in, est_out = estimate_tokens(d.ix, job.schema, job.scorer)
         if est_in or est_out:
             reservation = job.budget.reserve(est_in, est_out)
             if reservation is None:
-                if known_result is not None:
-                    row.finish(known_result, repaired=False)
-                row.fail("quota_exceeded", "quota_exceeded", job.budget.reason)
-                return
+                return None, job.budget.reason
     try:
         with timer.stage("generate"):
-            gen: Generation = generate(ix, job.schema, scorer=job.scorer, produced_by=job.generator)
+            gen: Generation = generate(d.ix, job.schema, scorer=job.scorer, produced_by=job.generator)
     except BaseException:
         if reservation is not None:
             reservation.cancel()
@@ -251,29 +346,100 @@ def _learn(doc: Document, ix: DocIndex, vec, job: Job, ctx: RunContext, row: Row
         reservation.settle(gen.tokens.input, gen.tokens.output)
     row.model_tokens = {"input": row.model_tokens["input"] + gen.tokens.input,
                         "output": row.model_tokens["output"] + gen.tokens.output}
-    holder[:] = [gen.extraction]
+    d.extraction = gen.extraction
     with timer.stage("verify"):
-        verdict = check(gen.extraction.record)
+        verdict = check(gen.extraction.record, gen.extraction)
     result = RepairResult(gen.extraction, verdict, gen.instructions)
-    if not verdict.passed and job.repair:
+    if not verdict.passed and job.repair and verdict.repairable:
         with timer.stage("repair"):
-            result = fix(ix, gen, gen.extraction, verdict, check, max_attempts=s.max_attempts)
+            result = fix(d.ix, gen, gen.extraction, verdict, check, max_attempts=s.max_attempts)
+    d.generated = result
+    return result, None
+
+
+def _propose_from_drift(known: FormatMatch, d: _Doc, job: Job, ctx: RunContext, row: Row, timer: _Timer,
+                        check: VerifyFn, failures: int) -> bool:
+    """Drift: learn instructions from this document and propose them as the format's next version,
+    merged with the current one so that both layouts read; the reference gate decides. True when a
+    new version was stored and this row finished with it."""
+    with ctx.library.learn_lock:
+        gen, _quota = _generate_fixed(d, job, row, timer, check)
+        if gen is None or gen.instructions is None or not gen.verdict.passed:
+            return False
+        current = known.instructions
+        candidates: list[tuple[str, Instructions]] = [
+            ("merged: current locators first, the new ones as fallbacks",
+             lifecycle.merge_instructions(current, gen.instructions)),
+            ("merged: new locators first, the current ones as fallbacks",
+             lifecycle.merge_instructions(gen.instructions, current)),
+            ("learned from this document", gen.instructions)]
+        refused: lifecycle.Proposal | None = None
+        refused_ins: Instructions | None = None
+        produced_by = f"{job.generator}+drift" + ("+fixer" if gen.changes else "")
+        for how, cand in candidates:
+            ext = execute(cand, d.ix)
+            v = check(ext.record, ext)
+            if not v.passed:
+                continue
+            prop = lifecycle.propose_version(job, ctx.conn, ctx.objects, known.format_id, cand,
+                                             produced_by=produced_by, reason="drift", source=d.doc.sha256,
+                                             current=current, store_refused=False)
+            if not prop.accepted:
+                refused, refused_ins = refused or prop, refused_ins or cand
+                continue
+            row.format = {"id": known.format_id, "version": prop.version, "match": "known",
+                          "similarity": round(known.similarity, 4)}
+            ref = {k: prop.gate.details.get(k) for k in ("cases", "kept", "improved", "unavailable")}
+            result = RepairResult(ext, v, cand, attempts=gen.attempts + 1, changes=list(gen.changes), log=list(gen.log))
+            result.changes.append(Change(result.attempts, "<instructions>", known.version, prop.version,
+                                         f"drift after {failures} failed replays: new version {prop.version} "
+                                         f"({how}); reference gate {ref}"))
+            _finish(row, result, repaired=True)
+            row.repairs = [c.to_json() for c in result.changes[-1:]] + row.repairs
+            ctx.library.add_exemplar(known.format_id, d.vec, job.key)
+            return True
+        if refused is not None and refused_ins is not None:
+            lifecycle.propose_version(job, ctx.conn, ctx.objects, known.format_id, refused_ins,
+                                      produced_by=produced_by, reason="drift", source=d.doc.sha256, current=current)
+        return False
+
+
+def _learn(d: _Doc, job: Job, ctx: RunContext, row: Row, timer: _Timer, check: VerifyFn, best_sim: float,
+           known_result: RepairResult | None) -> None:
+    known_format = dict(row.format)
+    known_status = d.format_status
+    d.format_status = None                            # a new format: no lifecycle yet
+    d.history = _history(job, ctx, d, None)
+    result, quota_reason = _generate_fixed(d, job, row, timer, check)
+    if result is None:
+        if known_result is not None:
+            _finish(row, known_result, repaired=False)
+        row.fail("quota_exceeded", "quota_exceeded", quota_reason or "token quota exhausted")
+        return
     if known_result is not None:
         result.attempts += known_result.attempts
     if result.verdict.passed and result.instructions is not None:
+        status = job.policy.new_format_status
         with timer.stage("learn"):
-            fid, version = ctx.library.learn(ctx.conn, vec, job.key, result.instructions,
-                                             produced_by=job.generator + ("+fixer" if result.changes else ""),
-                                             meta={"first_document": doc.sha256, "source": Path(row.source).name})
-            store.add_golden(ctx.conn, fid, doc.sha256, result.extraction.record, "first document of the format")
+            produced_by = job.generator + ("+fixer" if result.changes else "")
+            fid, version = ctx.library.learn(ctx.conn, d.vec, job.key, result.instructions, produced_by=produced_by,
+                                             status=status,
+                                             meta={"first_document": d.doc.sha256, "source": Path(row.source).name})
+            store.set_version_meta(ctx.conn, fid, version, {"reason": "first document", "source": d.doc.sha256,
+                                                            "source_name": Path(row.source).name})
         row.format = {"id": fid, "version": version, "match": "new", "similarity": round(best_sim, 4)}
-        row.finish(result, repaired=bool(result.changes) or known_result is not None)
+        if status != "active" and not job.policy.pending_may_pass:
+            d.format_status = status
+            result.verdict = check(result.extraction.record, result.extraction)
+        _finish(row, result, repaired=bool(result.changes) or known_result is not None)
         return
     if known_result is not None and _score(known_result) >= _score(result):
         result = known_result                    # keep the known format's attempt for the reviewer
+        row.format = known_format
+        d.format_status = known_status
     else:
         row.format = {"id": None, "version": None, "match": "new", "similarity": round(best_sim, 4)}
-    row.finish(result, repaired=False)
+    _finish(row, result, repaired=False)
 
 
 def _score(r: RepairResult) -> tuple:

@@ -7,7 +7,7 @@ serialisation failures on PostgreSQL) is retried. JSON lives in text columns (`d
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -15,12 +15,15 @@ import psycopg
 
 from infra.db import dump_json, load_json, transact
 
-__all__ = ["FormatRow", "VersionRow", "new_format_id", "create_format", "add_version", "active_version",
-           "get_format", "list_formats", "list_versions", "set_format_status", "set_version_status",
-           "save_document", "get_document", "list_documents", "add_golden", "golden_set",
-           "start_run", "finish_run", "previous_documents"]
+__all__ = ["FormatRow", "VersionRow", "HealthRow", "new_format_id", "create_format", "add_version", "active_version",
+           "get_format", "list_formats", "list_versions", "get_version", "set_version_meta", "set_format_status", "set_version_status",
+           "save_document", "get_document", "list_documents", "set_document_outcome", "count_documents",
+           "add_golden", "golden_set", "count_golden", "remove_golden",
+           "record_health", "reset_health", "get_health", "remember_values", "find_accepted_values", "forget_values", "first_accepted_at", "previous_accepted",
+           "add_review", "list_reviews", "start_run", "finish_run", "previous_documents"]
 
 FORMAT_STATUSES = ("pending_review", "active", "archived")
+ACCEPTED_STATUSES = ("passed", "repaired", "reviewed", "corrected")   # a document whose record was accepted
 
 
 @dataclass(frozen=True)
@@ -41,6 +44,17 @@ class VersionRow:
     produced_by: str
     status: str
     created_at: datetime
+    meta: dict[str, Any] = field(default_factory=dict)     # reason, parent, source, reference verdict
+
+
+@dataclass(frozen=True)
+class HealthRow:
+    format_id: str
+    consecutive_failures: int
+    failures: int
+    passes: int
+    last_failure_at: datetime | None
+    last_pass_at: datetime | None
 
 
 def new_format_id() -> str:
@@ -56,8 +70,9 @@ def create_format(conn: psycopg.Connection, format_id: str, *, fingerprint: byte
 
 
 def add_version(conn: psycopg.Connection, format_id: str, instructions: dict, *, produced_by: str,
-                status: str = "active") -> int:
-    """Store a new version (max + 1); an `active` new version supersedes the previous active one."""
+                status: str = "active", meta: dict | None = None) -> int:
+    """Store a new version (max + 1); an `active` new version supersedes the previous active one.
+    `meta` records why (reason, parent version, source document, the reference gate's verdict)."""
     def fn(c: psycopg.Connection) -> int:
         row = c.execute("SELECT coalesce(max(version), 0) FROM format_versions WHERE format_id = %s",
                         (format_id,)).fetchone()
@@ -65,8 +80,9 @@ def add_version(conn: psycopg.Connection, format_id: str, instructions: dict, *,
         if status == "active":
             c.execute("UPDATE format_versions SET status = 'superseded' WHERE format_id = %s AND status = 'active'",
                       (format_id,))
-        c.execute("INSERT INTO format_versions (format_id, version, instructions, produced_by, status) "
-                  "VALUES (%s, %s, %s, %s, %s)", (format_id, version, dump_json(instructions), produced_by, status))
+        c.execute("INSERT INTO format_versions (format_id, version, instructions, produced_by, status, meta) "
+                  "VALUES (%s, %s, %s, %s, %s, %s)", (format_id, version, dump_json(instructions), produced_by, status,
+                                                      dump_json(meta or {})))
         c.execute("UPDATE formats SET updated_at = now() WHERE id = %s", (format_id,))
         return version
     return transact(conn, fn)
@@ -74,20 +90,43 @@ def add_version(conn: psycopg.Connection, format_id: str, instructions: dict, *,
 
 def active_version(conn: psycopg.Connection, format_id: str) -> VersionRow | None:
     row = conn.execute(
-        "SELECT format_id, version, instructions, produced_by, status, created_at FROM format_versions "
+        f"SELECT {_VERSION_COLS} FROM format_versions "
         "WHERE format_id = %s AND status = 'active' ORDER BY version DESC LIMIT 1", (format_id,)).fetchone()
     return _version(row) if row else None
 
 
 def list_versions(conn: psycopg.Connection, format_id: str) -> list[VersionRow]:
     rows = conn.execute(
-        "SELECT format_id, version, instructions, produced_by, status, created_at FROM format_versions "
+        f"SELECT {_VERSION_COLS} FROM format_versions "
         "WHERE format_id = %s ORDER BY version", (format_id,)).fetchall()
     return [_version(r) for r in rows]
 
 
+def set_version_meta(conn: psycopg.Connection, format_id: str, version: int, meta: dict) -> bool:
+    """Merge `meta` into a version's meta (why it exists, who decided)."""
+    def fn(c: psycopg.Connection) -> bool:
+        row = c.execute("SELECT meta FROM format_versions WHERE format_id = %s AND version = %s",
+                        (format_id, version)).fetchone()
+        if row is None:
+            return False
+        merged = {**(load_json(row[0]) if row[0] else {}), **meta}
+        c.execute("UPDATE format_versions SET meta = %s WHERE format_id = %s AND version = %s",
+                  (dump_json(merged), format_id, version))
+        return True
+    return transact(conn, fn)
+
+
+def get_version(conn: psycopg.Connection, format_id: str, version: int) -> VersionRow | None:
+    row = conn.execute(f"SELECT {_VERSION_COLS} FROM format_versions WHERE format_id = %s AND version = %s",
+                       (format_id, version)).fetchone()
+    return _version(row) if row else None
+
+
+_VERSION_COLS = "format_id, version, instructions, produced_by, status, created_at, meta"
+
+
 def _version(r: tuple) -> VersionRow:
-    return VersionRow(r[0], int(r[1]), load_json(r[2]), r[3], r[4], r[5])
+    return VersionRow(r[0], int(r[1]), load_json(r[2]), r[3], r[4], r[5], load_json(r[6]) if r[6] else {})
 
 
 def get_format(conn: psycopg.Connection, format_id: str) -> FormatRow | None:
@@ -128,33 +167,65 @@ def set_version_status(conn: psycopg.Connection, format_id: str, version: int, s
 
 
 def save_document(conn: psycopg.Connection, *, sha256: str, source: str, status: str, format_id: str | None,
-                  format_version: int | None, record: Any, verification: Any, provenance: Any) -> None:
-    """Insert or update one document's latest outcome (by content hash)."""
+                  format_version: int | None, record: Any, verification: Any, provenance: Any,
+                  attempts: int | None = None, repairs: Any = None, object_key: str | None = None,
+                  schema_key: str | None = None) -> None:
+    """Insert or update one document's latest outcome (by content hash). A known `object_key` (where
+    the bytes are kept) is not forgotten by a later save without one."""
     def fn(c: psycopg.Connection) -> None:
         c.execute(
-            "INSERT INTO documents (sha256, source, format_id, format_version, status, record, verification, provenance) "
-            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s) "
+            "INSERT INTO documents (sha256, source, format_id, format_version, status, record, verification, provenance, "
+            "attempts, repairs, object_key, schema_key) "
+            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
             "ON CONFLICT (sha256) DO UPDATE SET source = EXCLUDED.source, format_id = EXCLUDED.format_id, "
             "format_version = EXCLUDED.format_version, status = EXCLUDED.status, record = EXCLUDED.record, "
-            "verification = EXCLUDED.verification, provenance = EXCLUDED.provenance, updated_at = now()",
+            "verification = EXCLUDED.verification, provenance = EXCLUDED.provenance, attempts = EXCLUDED.attempts, "
+            "repairs = EXCLUDED.repairs, object_key = coalesce(EXCLUDED.object_key, documents.object_key), "
+            "schema_key = coalesce(EXCLUDED.schema_key, documents.schema_key), updated_at = now()",
             (sha256, source, format_id, format_version, status, dump_json(record), dump_json(verification),
-             dump_json(provenance)))
+             dump_json(provenance), attempts, dump_json(repairs) if repairs is not None else None, object_key,
+             schema_key))
     transact(conn, fn)
 
 
 def get_document(conn: psycopg.Connection, sha256: str) -> dict | None:
-    r = conn.execute("SELECT sha256, source, format_id, format_version, status, record, verification, provenance, "
-                     "updated_at FROM documents WHERE sha256 = %s", (sha256,)).fetchone()
-    if not r:
+    """One document's latest outcome; `sha256` may be a unique prefix (at least 6 characters)."""
+    q = ("SELECT sha256, source, format_id, format_version, status, record, verification, provenance, "
+         "updated_at, attempts, repairs, object_key, schema_key FROM documents WHERE ")
+    rows = conn.execute(q + "sha256 = %s", (sha256,)).fetchall()
+    if not rows and len(sha256) >= 6:
+        rows = conn.execute(q + "sha256 LIKE %s LIMIT 2", (sha256.replace("%", "").replace("_", "") + "%",)).fetchall()
+    if len(rows) != 1:
         return None
+    r = rows[0]
     return {"sha256": r[0], "source": r[1], "format_id": r[2], "format_version": r[3], "status": r[4],
             "record": load_json(r[5]), "verification": load_json(r[6]), "provenance": load_json(r[7]),
-            "updated_at": r[8]}
+            "updated_at": r[8], "attempts": r[9], "repairs": load_json(r[10]) if r[10] else [],
+            "object_key": r[11], "schema_key": r[12]}
+
+
+def set_document_outcome(conn: psycopg.Connection, sha256: str, *, status: str, record: Any = None,
+                         verification: Any = None) -> bool:
+    """Change a stored document's status (and record / verification, when given): a review decision."""
+    def fn(c: psycopg.Connection) -> bool:
+        cur = c.execute("UPDATE documents SET status = %s, record = coalesce(%s, record), "
+                        "verification = coalesce(%s, verification), updated_at = now() WHERE sha256 = %s",
+                        (status, dump_json(record) if record is not None else None,
+                         dump_json(verification) if verification is not None else None, sha256))
+        return cur.rowcount > 0
+    return transact(conn, fn)
+
+
+def count_documents(conn: psycopg.Connection, format_id: str, statuses: tuple[str, ...]) -> int:
+    row = conn.execute("SELECT count(*) FROM documents WHERE format_id = %s AND status = ANY(%s)",
+                       (format_id, list(statuses))).fetchone()
+    return int(row[0]) if row else 0
 
 
 def list_documents(conn: psycopg.Connection, *, status: str | None = None, format_id: str | None = None,
-                   limit: int = 100) -> list[dict]:
-    q = "SELECT sha256, source, format_id, format_version, status, updated_at FROM documents WHERE true"
+                   limit: int = 100, with_verification: bool = False) -> list[dict]:
+    cols = "sha256, source, format_id, format_version, status, updated_at" + (", verification" if with_verification else "")
+    q = f"SELECT {cols} FROM documents WHERE true"
     args: list[Any] = []
     if status:
         q += " AND status = %s"
@@ -162,33 +233,155 @@ def list_documents(conn: psycopg.Connection, *, status: str | None = None, forma
     if format_id:
         q += " AND format_id = %s"
         args.append(format_id)
-    q += " ORDER BY updated_at DESC LIMIT %s"
+    q += " ORDER BY updated_at DESC, sha256 LIMIT %s"
     args.append(limit)
-    return [{"sha256": r[0], "source": r[1], "format_id": r[2], "format_version": r[3], "status": r[4],
-             "updated_at": r[5]} for r in conn.execute(q, args).fetchall()]
+    out = []
+    for r in conn.execute(q, args).fetchall():
+        d = {"sha256": r[0], "source": r[1], "format_id": r[2], "format_version": r[3], "status": r[4],
+             "updated_at": r[5]}
+        if with_verification:
+            d["verification"] = load_json(r[6]) if r[6] else {}
+        out.append(d)
+    return out
 
 
 def previous_documents(conn: psycopg.Connection, format_id: str, *, exclude_sha256: str, limit: int = 50) -> list[dict]:
     """Accepted records of a format, newest first (for stale-value checks)."""
     rows = conn.execute(
         "SELECT sha256, record FROM documents WHERE format_id = %s AND sha256 <> %s "
-        "AND status IN ('passed', 'repaired') ORDER BY updated_at DESC LIMIT %s",
+        "AND status IN ('passed', 'repaired', 'reviewed', 'corrected') ORDER BY updated_at DESC LIMIT %s",
         (format_id, exclude_sha256, limit)).fetchall()
     return [{"sha256": r[0], "record": load_json(r[1])} for r in rows]
 
 
-def add_golden(conn: psycopg.Connection, format_id: str, sha256: str, record: Any, reason: str) -> None:
+def add_golden(conn: psycopg.Connection, format_id: str, sha256: str, record: Any, reason: str, *,
+               object_key: str | None = None, added_by: str | None = None) -> None:
+    """Add (or replace) a golden record of a format; `object_key` says where its bytes are kept."""
     def fn(c: psycopg.Connection) -> None:
-        c.execute("INSERT INTO golden (format_id, sha256, record, reason) VALUES (%s, %s, %s, %s) "
-                  "ON CONFLICT (format_id, sha256) DO UPDATE SET record = EXCLUDED.record, reason = EXCLUDED.reason",
-                  (format_id, sha256, dump_json(record), reason))
+        c.execute("INSERT INTO golden (format_id, sha256, record, reason, object_key, added_by) "
+                  "VALUES (%s, %s, %s, %s, %s, %s) "
+                  "ON CONFLICT (format_id, sha256) DO UPDATE SET record = EXCLUDED.record, reason = EXCLUDED.reason, "
+                  "object_key = coalesce(EXCLUDED.object_key, golden.object_key), "
+                  "added_by = coalesce(EXCLUDED.added_by, golden.added_by)",
+                  (format_id, sha256, dump_json(record), reason, object_key, added_by))
     transact(conn, fn)
 
 
 def golden_set(conn: psycopg.Connection, format_id: str) -> list[dict]:
-    rows = conn.execute("SELECT sha256, record, reason FROM golden WHERE format_id = %s ORDER BY added_at",
-                        (format_id,)).fetchall()
-    return [{"sha256": r[0], "record": load_json(r[1]), "reason": r[2]} for r in rows]
+    rows = conn.execute("SELECT sha256, record, reason, object_key, added_by, added_at FROM golden "
+                        "WHERE format_id = %s ORDER BY added_at, sha256", (format_id,)).fetchall()
+    return [{"sha256": r[0], "record": load_json(r[1]), "reason": r[2], "object_key": r[3], "added_by": r[4],
+             "added_at": r[5]} for r in rows]
+
+
+def count_golden(conn: psycopg.Connection, format_id: str) -> int:
+    row = conn.execute("SELECT count(*) FROM golden WHERE format_id = %s", (format_id,)).fetchone()
+    return int(row[0]) if row else 0
+
+
+def remove_golden(conn: psycopg.Connection, format_id: str, sha256: str) -> bool:
+    return transact(conn, lambda c: c.execute("DELETE FROM golden WHERE format_id = %s AND sha256 = %s",
+                                              (format_id, sha256)).rowcount > 0)
+
+
+# -- format health (drift) --------------------------------------------------------------------------
+
+def record_health(conn: psycopg.Connection, format_id: str, *, ok: bool) -> int:
+    """Count one replay of a format: `ok` when it verified on the first try (resets the run of
+    failures). Returns the consecutive failures after this one."""
+    def fn(c: psycopg.Connection) -> int:
+        c.execute("INSERT INTO format_health (format_id) VALUES (%s) ON CONFLICT (format_id) DO NOTHING", (format_id,))
+        if ok:
+            row = c.execute("UPDATE format_health SET consecutive_failures = 0, passes = passes + 1, "
+                            "last_pass_at = now(), updated_at = now() WHERE format_id = %s "
+                            "RETURNING consecutive_failures", (format_id,)).fetchone()
+        else:
+            row = c.execute("UPDATE format_health SET consecutive_failures = consecutive_failures + 1, "
+                            "failures = failures + 1, last_failure_at = now(), updated_at = now() "
+                            "WHERE format_id = %s RETURNING consecutive_failures", (format_id,)).fetchone()
+        return int(row[0]) if row else 0
+    return transact(conn, fn)
+
+
+def reset_health(conn: psycopg.Connection, format_id: str) -> None:
+    transact(conn, lambda c: c.execute("UPDATE format_health SET consecutive_failures = 0, updated_at = now() "
+                                       "WHERE format_id = %s", (format_id,)))
+
+
+def get_health(conn: psycopg.Connection, format_id: str) -> HealthRow | None:
+    r = conn.execute("SELECT format_id, consecutive_failures, failures, passes, last_failure_at, last_pass_at "
+                     "FROM format_health WHERE format_id = %s", (format_id,)).fetchone()
+    return HealthRow(r[0], int(r[1]), int(r[2]), int(r[3]), r[4], r[5]) if r else None
+
+
+# -- accepted values (stale-value gate) -------------------------------------------------------------
+
+def remember_values(conn: psycopg.Connection, *, schema_key: str, sha256: str, format_id: str | None,
+                    entries: list[tuple[str, str, str]]) -> None:
+    """Remember (field, value_key, scope_key) of an accepted document (idempotent)."""
+    if not entries:
+        return
+
+    def fn(c: psycopg.Connection) -> None:
+        for f, vk, sk in entries:
+            c.execute("INSERT INTO accepted_values (schema_key, field, value_key, scope_key, sha256, format_id) "
+                      "VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING", (schema_key, f, vk, sk, sha256, format_id))
+    transact(conn, fn)
+
+
+def find_accepted_values(conn: psycopg.Connection, schema_key: str, field_name: str, value_key: str, scope_key: str, *,
+                         exclude_sha256: str | None = None, before: datetime | None = None, limit: int = 5) -> list[str]:
+    """sha256 of other accepted documents holding this value in this scope (oldest first), accepted
+    before `before` when given."""
+    q = ("SELECT sha256 FROM accepted_values WHERE schema_key = %s AND field = %s AND value_key = %s "
+         "AND scope_key = %s AND sha256 <> %s")
+    args: list[Any] = [schema_key, field_name, value_key, scope_key, exclude_sha256 or ""]
+    if before is not None:
+        q += " AND accepted_at < %s"
+        args.append(before)
+    rows = conn.execute(q + " ORDER BY accepted_at, sha256 LIMIT %s", (*args, limit)).fetchall()
+    return [r[0] for r in rows]
+
+
+def first_accepted_at(conn: psycopg.Connection, sha256: str) -> datetime | None:
+    """When this document was first stored, if it is stored as accepted (else None)."""
+    r = conn.execute("SELECT created_at FROM documents WHERE sha256 = %s AND status = ANY(%s)",
+                     (sha256, list(ACCEPTED_STATUSES))).fetchone()
+    return r[0] if r else None
+
+
+def previous_accepted(conn: psycopg.Connection, format_id: str, *, exclude_sha256: str,
+                      before: datetime | None = None) -> dict | None:
+    """The format's accepted document seen last (before `before` when given), other than this one."""
+    q = ("SELECT sha256, record FROM documents WHERE format_id = %s AND sha256 <> %s AND status = ANY(%s)")
+    args: list[Any] = [format_id, exclude_sha256, list(ACCEPTED_STATUSES)]
+    if before is not None:
+        q += " AND created_at < %s"
+        args.append(before)
+    r = conn.execute(q + " ORDER BY created_at DESC, sha256 LIMIT 1", args).fetchone()
+    return {"sha256": r[0], "record": load_json(r[1])} if r else None
+
+
+def forget_values(conn: psycopg.Connection, sha256: str) -> None:
+    transact(conn, lambda c: c.execute("DELETE FROM accepted_values WHERE sha256 = %s", (sha256,)))
+
+
+# -- reviews ----------------------------------------------------------------------------------------
+
+def add_review(conn: psycopg.Connection, sha256: str, *, action: str, reviewer: str,
+               corrections: dict | None = None, note: str | None = None) -> str:
+    rid = "rev-" + uuid.uuid4().hex[:12]
+    transact(conn, lambda c: c.execute(
+        "INSERT INTO reviews (id, sha256, action, reviewer, corrections, note) VALUES (%s, %s, %s, %s, %s, %s)",
+        (rid, sha256, action, reviewer, dump_json(corrections) if corrections is not None else None, note)))
+    return rid
+
+
+def list_reviews(conn: psycopg.Connection, sha256: str) -> list[dict]:
+    rows = conn.execute("SELECT id, action, reviewer, corrections, note, created_at FROM reviews WHERE sha256 = %s "
+                        "ORDER BY created_at, id", (sha256,)).fetchall()
+    return [{"id": r[0], "action": r[1], "reviewer": r[2], "corrections": load_json(r[3]) if r[3] else None,
+             "note": r[4], "created_at": r[5]} for r in rows]
 
 
 def start_run(conn: psycopg.Connection, run_id: str) -> None:

@@ -11,14 +11,20 @@ from dataclasses import dataclass, field
 
 @dataclass
 class Violation:
-    gate: str                          # format | coverage | rules | ...
+    gate: str                          # format | coverage | completeness | evidence | rules | stale | ...
     rule: str                          # the rule name, or the JSON Schema keyword, or the check
     field: str | None                  # field path ("gross_total", "line_items/0/quantity")
     message: str
     severity: str = "error"            # error | warning
     expected: object = None
     actual: object = None
-    alternatives: list[object] = field(default_factory=list)
+    alternatives: list[object] = field(default_factory=list)   # [{"value", "how", "text"}]: other readings
+    repairable: bool = True            # False: repair must not try to make this pass (a duplicate invoice)
+
+    @property
+    def fields(self) -> list[str]:
+        """Top-level field names this violation is about ("line_items/0/quantity" -> "line_items")."""
+        return top_fields(self.field)
 
     def to_json(self) -> dict:
         d: dict[str, object] = {"gate": self.gate, "rule": self.rule, "field": self.field,
@@ -29,6 +35,8 @@ class Violation:
             d["actual"] = self.actual
         if self.alternatives:
             d["alternatives"] = self.alternatives[:5]
+        if not self.repairable:
+            d["repairable"] = False
         return d
 
 
@@ -54,10 +62,12 @@ class Verification:
     gates: dict[str, GateResult]
     score: float
     components: dict[str, float] = field(default_factory=dict)
+    min_score: float = 0.0
 
     @property
     def passed(self) -> bool:
-        return all(g.passed for g in self.gates.values() if g.hard)
+        """Every hard gate passed, and the score reaches the configured minimum (0 by default)."""
+        return all(g.passed for g in self.gates.values() if g.hard) and self.score + 1e-12 >= self.min_score
 
     @property
     def violations(self) -> list[Violation]:
@@ -73,16 +83,42 @@ class Verification:
     def failing_fields(self) -> list[str]:
         """Top-level field names involved in error-severity violations, in first-seen order."""
         out: list[str] = []
-        for v in self.violations:
-            if v.severity != "error" or not v.field:
+        for g in self.gates.values():
+            if not g.hard or g.passed:
                 continue
-            for f in v.field.split(","):
-                top = f.strip().replace(".", "/").replace("[", "/").split("/")[0]
-                if top and top not in out:
-                    out.append(top)
+            for v in g.violations:
+                if v.severity != "error" or not v.repairable:
+                    continue
+                for top in v.fields:
+                    if top not in out:
+                        out.append(top)
         return out
 
+    @property
+    def failed_gates(self) -> list[str]:
+        return [k for k, g in self.gates.items() if g.hard and not g.passed]
+
+    @property
+    def repairable(self) -> bool:
+        """True when a failure could be the extraction's fault: some failed hard gate holds an
+        error a repair may address (not only a duplicate, or the format's lifecycle)."""
+        return any(v.severity == "error" and v.repairable and g.name != "lifecycle"
+                   for g in self.gates.values() if g.hard and not g.passed for v in g.violations)
+
     def to_json(self) -> dict:
-        return {"gates": {k: g.to_json() for k, g in self.gates.items()}, "score": round(self.score, 4),
+        return {"passed": self.passed, "gates": {k: g.to_json() for k, g in self.gates.items()},
+                "score": round(self.score, 4),
                 "components": {k: round(v, 4) for k, v in self.components.items()},
                 "violations": [v.to_json() for v in self.violations]}
+
+
+def top_fields(path: str | None) -> list[str]:
+    """Top-level names in a field reference: "a, b" -> [a, b]; "items[0].x" and "items/0/x" -> [items]."""
+    if not path:
+        return []
+    out: list[str] = []
+    for f in str(path).split(","):
+        top = f.strip().replace(".", "/").replace("[", "/").split("/")[0]
+        if top and top not in out:
+            out.append(top)
+    return out

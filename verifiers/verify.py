@@ -1,23 +1,38 @@
-"""Run the gates in order and score the record.
+"""Run the gates in order, attach diagnostics, and score the record.
 
-Hard gates run first (format, coverage, rules); a record passes when every hard gate passes. The
-score in [0, 1] weighs the share of schema fields found and the share of checks that hold; it is
-reported, not gating (the richer tolerance scoring lives in `verifiers.score`).
+    verify(ctx) -> Verification(gates, score, components)
+
+Hard gates run first and all of them run (every violation is reported at once, not the first);
+a record passes when every hard gate passes (and its score reaches `min_score`, 0 by default, so
+the score alone never blocks unless configured). Then the score (verifiers.score). Every
+violation that names a field carries the alternatives the document offers for it (other spans,
+other date orders, other decimal conventions: the extraction's `alternatives`), so the fixer and
+the troubleshooter, and a person reviewing, see what else the page says.
 """
 from __future__ import annotations
 
 from typing import Callable
 
 from verifiers.context import VerifyContext
-from verifiers.gates import coverage, format as format_gate, rules as rules_gate
-from verifiers.result import GateResult, Verification
+from verifiers.gates import (completeness, consistency, coverage, evidence, format as format_gate, lifecycle,
+                             rules as rules_gate, stale)
+from verifiers.result import GateResult, Verification, Violation
+from verifiers.score import score_record
+
+__all__ = ["Gate", "DEFAULT_GATES", "verify", "MAX_ALTERNATIVES"]
 
 Gate = Callable[[VerifyContext], GateResult]
+MAX_ALTERNATIVES = 5
 
 DEFAULT_GATES: tuple[tuple[str, Gate], ...] = (
     (format_gate.NAME, format_gate.check),
     (coverage.NAME, coverage.check),
+    (completeness.NAME, completeness.check),
+    (evidence.NAME, evidence.check),
     (rules_gate.NAME, rules_gate.check),
+    (stale.NAME, stale.check),
+    (consistency.NAME, consistency.check),
+    (lifecycle.NAME, lifecycle.check),
 )
 
 
@@ -25,9 +40,37 @@ def verify(ctx: VerifyContext, gates: tuple[tuple[str, Gate], ...] = DEFAULT_GAT
     results: dict[str, GateResult] = {}
     for name, gate in gates:
         results[name] = gate(ctx)
-    props = ctx.schema.get("properties", {})
-    found = sum(1 for k in props if ctx.record.get(k) not in (None, "", []))
-    coverage_share = found / len(props) if props else 1.0
-    gate_share = sum(g.passed for g in results.values()) / len(results) if results else 1.0
-    score = 0.5 * coverage_share + 0.5 * gate_share
-    return Verification(results, score, {"coverage": coverage_share, "gates": gate_share})
+    _attach_alternatives(results, ctx)
+    score, components = score_record(ctx, results)
+    min_score = ctx.cfg.min_score if ctx.well_formed else 0.0
+    return Verification(results, score, components, min_score)
+
+
+def _attach_alternatives(results: dict[str, GateResult], ctx: VerifyContext) -> None:
+    alts = getattr(ctx.extraction, "alternatives", None) or {}
+    if not alts or not ctx.well_formed:
+        return
+    for g in results.values():
+        for v in g.violations:
+            if v.alternatives or v.severity == "off":
+                continue
+            v.alternatives = _alternatives_for(v, alts, ctx.record)
+
+
+def _alternatives_for(v: Violation, alts: dict, record: dict) -> list[object]:
+    out: list[object] = []
+    for f in v.fields:
+        cur = record.get(f)
+        for a in alts.get(f) or []:
+            value = getattr(a, "value", None)
+            if value == cur:
+                continue
+            prov = getattr(a, "provenance", None)
+            item: dict[str, object] = {"field": f, "value": value, "how": getattr(a, "how", "")}
+            if prov is not None:
+                item["text"] = getattr(prov, "text", "")
+                item["page"] = getattr(prov, "page", None)
+            out.append(item)
+            if len(out) >= MAX_ALTERNATIVES:
+                return out
+    return out

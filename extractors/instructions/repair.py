@@ -14,6 +14,11 @@ which the document goes to `needs_review`.
 
 Neither ever removes a value to make a check pass: a rule over a missing value holds vacuously,
 so "leave it out" would only hide the problem. A change that loses a value is not tried.
+
+Every candidate verified is recorded (`RepairResult.log`, one `Attempt` each: the round, the
+fields it changed, from and to, how, and the verdict it got), adopted or not, so the results row
+shows what repair tried. The verify function receives the candidate record and the extraction it
+came from (`verify(record, extraction)`), so the gates can judge each value's evidence.
 """
 from __future__ import annotations
 
@@ -26,7 +31,7 @@ from extractors.instructions.generator import Generation
 from extractors.instructions.model import FieldRule, Instructions
 from extractors.spans import DocIndex
 
-__all__ = ["Verdict", "Change", "RepairResult", "fix", "troubleshoot", "MAX_TRIES_PER_ROUND"]
+__all__ = ["Verdict", "Change", "Attempt", "RepairResult", "fix", "troubleshoot", "MAX_TRIES_PER_ROUND"]
 
 MAX_TRIES_PER_ROUND = 16
 
@@ -41,7 +46,7 @@ class Verdict(Protocol):
     score: float
 
 
-VerifyFn = Callable[[dict], Verdict]
+VerifyFn = Callable[[dict, Extraction], Verdict]
 
 
 @dataclass
@@ -57,6 +62,20 @@ class Change:
 
 
 @dataclass
+class Attempt:
+    """One candidate change that was verified (adopted or not)."""
+    attempt: int
+    fields: list[tuple[str, object, object, str]]      # (field, from, to, how)
+    errors: int
+    score: float
+    adopted: bool = False
+
+    def to_json(self) -> list[dict]:
+        return [{"attempt": self.attempt, "field": f, "from": a, "to": b, "how": h, "errors": self.errors,
+                 "score": round(self.score, 4), "adopted": self.adopted} for f, a, b, h in self.fields]
+
+
+@dataclass
 class RepairResult:
     extraction: Extraction
     verdict: Verdict
@@ -64,6 +83,13 @@ class RepairResult:
     attempts: int = 1                                  # verification rounds, the first included
     changes: list[Change] = field(default_factory=list)
     tried: int = 0                                     # candidate changes verified in all rounds
+    log: list[Attempt] = field(default_factory=list)   # every candidate verified, adopted or not
+
+    def log_json(self, limit: int = 60) -> list[dict]:
+        """The attempts as rows for results.jsonl (adopted first, then the others, at most `limit`)."""
+        rows = [r for a in self.log if a.adopted for r in a.to_json()]
+        rows += [r for a in self.log if not a.adopted for r in a.to_json()]
+        return rows[:limit]
 
 
 def _better(a: Verdict, b: Verdict) -> bool:
@@ -86,21 +112,25 @@ def fix(ix: DocIndex, gen: Generation, extraction: Extraction, verdict: Verdict,
         if not options:
             break
         res.attempts += 1
-        best: tuple[Verdict, Instructions, Extraction, list[tuple[str, str]]] | None = None
+        best: tuple[Verdict, Instructions, Extraction, list[tuple[str, str]], Attempt] | None = None
         for key, cand, how in options[:MAX_TRIES_PER_ROUND]:
             tried_keys.add(key)
             ext = execute(cand, ix)
             if any(f in res.extraction.record and f not in ext.record for f, _ in how):
                 continue                     # a change that loses a value only hides the problem
-            v = verify(ext.record)
+            v = verify(ext.record, ext)
             res.tried += 1
+            att = Attempt(res.attempts, [(f, _short(res.extraction.record.get(f)), _short(ext.record.get(f)), h)
+                                         for f, h in how], v.n_errors, v.score)
+            res.log.append(att)
             if best is None or _better(v, best[0]):
-                best = (v, cand, ext, how)
+                best = (v, cand, ext, how, att)
             if v.passed:
                 break
         if best is None or not _better(best[0], res.verdict):
             continue
-        v, cand, ext, how = best
+        v, cand, ext, how, att = best
+        att.adopted = True
         for fname, h in how:
             res.changes.append(Change(res.attempts, fname, res.extraction.record.get(fname), ext.record.get(fname), h))
         res.verdict, res.instructions, res.extraction = v, cand, ext
@@ -197,24 +227,44 @@ def troubleshoot(extraction: Extraction, verdict: Verdict, verify: VerifyFn, *, 
         best = None
         for key, rec, how in options[:MAX_TRIES_PER_ROUND]:
             tried.add(key)
-            v = verify(rec)
+            cand_ext = _with_values(res.extraction, rec, how)
+            v = verify(rec, cand_ext)
             res.tried += 1
+            att = Attempt(res.attempts, [(n, _short(res.extraction.record.get(n)), _short(a.value if a else None),
+                                          a.how if a else "left out") for n, a in how], v.n_errors, v.score)
+            res.log.append(att)
             if best is None or _better(v, best[0]):
-                best = (v, rec, how)
+                best = (v, rec, how, cand_ext, att)
             if v.passed:
                 break
         if best is None or not _better(best[0], res.verdict):
             continue
-        v, rec, how = best
-        ext = Extraction(record=dict(rec), provenance=dict(res.extraction.provenance),
-                         alternatives=res.extraction.alternatives, missing=list(res.extraction.missing))
+        v, rec, how, ext, att = best
+        att.adopted = True
         for name, alt in how:
             res.changes.append(Change(res.attempts, name, res.extraction.record.get(name),
                                       alt.value if alt else None, alt.how if alt else "left out"))
-            if alt is not None:
-                ext.provenance[name] = alt.provenance
-            else:
-                ext.provenance.pop(name, None)
-                ext.missing.append(name)
         res.verdict, res.extraction = v, ext
     return res
+
+
+def _with_values(ext: Extraction, record: dict, how: list[tuple[str, FieldValue | None]]) -> Extraction:
+    """The extraction with some values replaced by the alternatives chosen (provenance follows)."""
+    out = Extraction(record=dict(record), provenance=dict(ext.provenance), alternatives=ext.alternatives,
+                     missing=list(ext.missing))
+    for name, alt in how:
+        if alt is not None:
+            out.provenance[name] = alt.provenance
+        else:
+            out.provenance.pop(name, None)
+            out.missing.append(name)
+    return out
+
+
+def _short(v: object) -> object:
+    """A value as an attempt row shows it (a table by its size)."""
+    if isinstance(v, list):
+        return f"<{len(v)} rows>"
+    if isinstance(v, str) and len(v) > 80:
+        return v[:80] + "…"
+    return v

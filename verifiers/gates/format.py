@@ -7,6 +7,7 @@ import json
 import jsonschema
 
 from verifiers.context import VerifyContext
+from verifiers.errors import VerifyError
 from verifiers.result import GateResult, Violation
 
 NAME = "format"
@@ -16,7 +17,10 @@ NAME = "format"
 def _validator(schema_json: str) -> jsonschema.protocols.Validator:
     schema = json.loads(schema_json)
     cls = jsonschema.validators.validator_for(schema)
-    cls.check_schema(schema)
+    try:
+        cls.check_schema(schema)
+    except jsonschema.SchemaError as exc:
+        raise VerifyError(f"the target schema is not a valid JSON Schema: {exc.message}", kind="schema") from exc
     return cls(schema, format_checker=cls.FORMAT_CHECKER)
 
 
@@ -25,7 +29,11 @@ def validator_for(schema: object) -> jsonschema.protocols.Validator:
 
 
 def check(ctx: VerifyContext) -> GateResult:
-    v = validator_for(ctx.schema)
+    try:
+        v = validator_for(ctx.schema)
+    except (VerifyError, TypeError, ValueError) as exc:
+        msg = exc.message if isinstance(exc, VerifyError) else f"the target schema cannot be used: {exc}"
+        return GateResult(NAME, False, {"errors": 1}, [Violation(NAME, "schema", None, msg)])
     errors = sorted(v.iter_errors(ctx.record), key=lambda e: [str(p) for p in e.absolute_path])
     violations = []
     for e in errors:

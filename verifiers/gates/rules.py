@@ -7,12 +7,16 @@ from __future__ import annotations
 
 from rules.runner import run_rules
 from verifiers.context import VerifyContext
+from verifiers.gates import malformed
 from verifiers.result import GateResult, Violation
 
 NAME = "rules"
 
 
 def check(ctx: VerifyContext) -> GateResult:
+    bad = malformed(ctx, NAME)
+    if bad is not None:
+        return bad
     if not ctx.rules:
         return GateResult(NAME, True, {"rules": 0})
     if ctx.conn is None:

@@ -1,0 +1,36 @@
+"""One verification of one record, as the pipeline, the reference replays and review run it:
+the job's schema, rules and verification settings, the evidence behind each value (flows.evidence),
+the document's pages, the stale-value history and the format's lifecycle status."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Mapping
+
+from flows.evidence import build_evidence
+from verifiers.context import VerifyContext
+from verifiers.history import History
+from verifiers.result import Verification
+from verifiers.settings import VerifySettings
+from verifiers.verify import verify
+
+if TYPE_CHECKING:
+    from flows.pipeline import Job
+
+__all__ = ["verify_record", "settings_for"]
+
+
+def settings_for(job: "Job") -> VerifySettings:
+    """The job's verification settings: explicit ones, else those the schema declares."""
+    return job.verify_settings if job.verify_settings is not None else VerifySettings.from_schema(job.schema)
+
+
+def verify_record(job: "Job", conn: Any, record: Mapping[str, Any], extraction: Any = None, *,
+                  document: Any = None, history: History | None = None,
+                  format_status: str | None = None) -> Verification:
+    cfg = settings_for(job)
+    kinds = {n: p.kind for n, p in cfg.fields.items()}
+    evidence = build_evidence(record, extraction, kinds, document) if extraction is not None and isinstance(record, Mapping) else {}
+    vc = VerifyContext(schema=job.schema, record=record, extraction=extraction, rules=job.rules, conn=conn,
+                       rule_timeout_ms=job.settings.rule_timeout_ms, settings=cfg, document=document,
+                       evidence=evidence, history=history, format_status=format_status,
+                       pending_may_pass=job.policy.pending_may_pass)
+    return verify(vc)

@@ -1,0 +1,65 @@
+"""stale gate conformance: duplicate invoice numbers per seller, values copied from the
+previous document of the format."""
+from __future__ import annotations
+
+from tests.verifiers.conftest import ctx
+from verifiers.gates import stale
+from verifiers.history import MemoryHistory
+from verifiers.verify import verify
+
+UNIQUE = {"invoice_number": ("seller_name",)}
+
+
+def _history(*records, exclude: str = "this") -> MemoryHistory:
+    h = MemoryHistory(exclude_sha256=exclude)
+    for i, r in enumerate(records):
+        h.accept(f"doc{i}", r, UNIQUE)
+    return h
+
+
+def test_full_pass(good) -> None:
+    prev = dict(good, invoice_number="RE-2024-000", issue_date="2024-02-01")
+    r = stale.check(ctx(good, history=_history(prev)))
+    assert r.passed and r.details["previous"] == "doc0"
+
+
+def test_no_history_passes_and_says_so(good) -> None:
+    r = stale.check(ctx(good))
+    assert r.passed and r.details == {"history": False}
+
+
+def test_fails_for_exactly_its_reason_a_duplicate(good) -> None:
+    earlier = dict(good, issue_date="2024-01-01", invoice_number=" re-2024-001 ")   # same number, folded
+    v = verify(ctx(good, history=_history(earlier)))
+    assert v.failed_gates == ["stale"]
+    (x,) = v.gates["stale"].violations
+    assert (x.rule, x.field) == ("duplicate", "invoice_number") and not x.repairable
+    assert v.failing_fields == [] and not v.repairable             # repair must not hide a duplicate
+
+
+def test_same_number_from_another_seller_is_no_duplicate(good) -> None:
+    other = dict(good, seller_name="Andere GmbH", issue_date="2024-01-01")
+    assert stale.check(ctx(good, history=_history(other))).passed
+
+
+def test_the_same_document_again_is_no_duplicate(good) -> None:
+    assert stale.check(ctx(good, history=_history(good, exclude="doc0"))).passed
+
+
+def test_a_date_copied_from_the_previous_document(good) -> None:
+    prev = dict(good, invoice_number="RE-2024-000")                # another invoice, same date
+    r = stale.check(ctx(good, history=_history(prev)))
+    assert not r.passed and [(x.rule, x.field) for x in r.violations] == [("copied", "issue_date")]
+    assert r.violations[0].repairable
+
+
+def test_malformed_input(good) -> None:
+    assert not stale.check(ctx([], history=_history())).passed
+    odd = dict(good, seller_name=None)                               # no scope: cannot be a duplicate
+    r = stale.check(ctx(odd, history=_history(dict(good))))
+    assert r.passed and not r.violations
+
+
+def test_deterministic(good) -> None:
+    h = _history(dict(good, issue_date="2024-01-01"))
+    assert verify(ctx(good, history=h)).to_json() == verify(ctx(good, history=h)).to_json()
