@@ -13,7 +13,7 @@ with collision strategy CANCEL_NEW (a run that comes due while the previous one 
 cancelled; the next tick picks up what arrived), and the run itself holds the inbox's lease in the
 database (flows/inbox.py), which also covers runs started outside this deployment.
 
-Cron strings are Prefect's: five fields, or six with seconds last (`*/15 * * * * *`), evaluated in
+Cron strings are Prefect's: five fields, or six with seconds last (`* * * * * */15`: every 15 s), evaluated in
 `timezone` (default UTC). The Prefect API is the one configured (`PREFECT_API_URL`); without one,
 Prefect starts a temporary local server for the life of `serve`.
 """
@@ -48,12 +48,13 @@ class InboxDeployment:
     collision: str = "cancel_new"            # cancel_new | enqueue (when a run comes due during another)
 
     def __post_init__(self) -> None:
+        from prefect.client.schemas.schedules import CronSchedule
+        from pydantic import ValidationError
         try:
-            from croniter import croniter
-        except ImportError:                   # Prefect depends on croniter; be lenient if that changes
-            return
-        if not croniter.is_valid(self.cron):
-            raise ConfigError(f"invalid cron schedule {self.cron!r}", setting="cron")
+            CronSchedule(cron=self.cron, timezone=self.timezone or "UTC")
+        except ValidationError as exc:
+            raise ConfigError(f"invalid cron schedule {self.cron!r} or time zone {self.timezone!r}: "
+                              f"{exc.errors()[0].get('msg', exc)}", setting="cron") from exc
         if self.collision not in ("cancel_new", "enqueue"):
             raise ConfigError(f"collision must be cancel_new or enqueue, not {self.collision!r}", setting="collision")
 

@@ -38,6 +38,7 @@ import hashlib
 import json
 import logging
 import os
+import socket
 import threading
 import time
 import uuid
@@ -232,6 +233,7 @@ class EntryOutcome:
     sha256: str | None = None
     status: str | None = None
     archived_to: str | None = None
+    worker: str = field(default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}")   # who handled it
 
 
 @dataclass
@@ -333,6 +335,7 @@ class InboxSummary:
     recovered_reports: list[str] = field(default_factory=list)  # reports of dead runs written now
     failures: list[str] = field(default_factory=list)
     lease_lost: bool = False
+    workers: dict[str, int] = field(default_factory=dict)       # host:pid -> documents handled there
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -413,6 +416,7 @@ def run_inbox(spec: InboxSpec, *, run_id: str | None = None, submit: Submit | No
                 summary.failures.append(f"{e.key}: {type(r).__name__}: {r}"[:300])
                 continue
             counts[r.outcome] += 1
+            summary.workers[r.worker] = summary.workers.get(r.worker, 0) + 1
             if r.outcome == "processed" and r.status:
                 statuses[r.status] += 1
         summary.outcomes, summary.by_status = dict(counts), dict(statuses)

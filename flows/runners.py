@@ -12,6 +12,7 @@ processes may be learned twice (two formats of one layout, both valid).
 """
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from infra.errors import ConfigError
@@ -28,6 +29,7 @@ def make_task_runner(spec: str, concurrency: int) -> Any:
         from prefect.task_runners import ThreadPoolTaskRunner
         return ThreadPoolTaskRunner(max_workers=max(1, concurrency))
     if spec == "dask" or spec.startswith("dask:") or spec.startswith("tcp://"):
+        os.environ.setdefault("DASK_LOGGING__DISTRIBUTED", "warning")   # before dask loads its config; workers inherit it
         try:
             from prefect_dask import DaskTaskRunner
         except ImportError as exc:

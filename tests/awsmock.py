@@ -90,8 +90,11 @@ def moto_server() -> Iterator[str]:
     """A moto server on loopback (a real HTTP endpoint, usable from other processes); yields its URL.
 
     Point boto3 at it with `AWS_ENDPOINT_URL=<url>` (plus fake credentials, see FAKE_ENV)."""
+    import logging
+
     from moto.server import ThreadedMotoServer
 
+    logging.getLogger("werkzeug").setLevel(logging.WARNING)        # one line per request otherwise
     port = free_port()
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
     server.start()

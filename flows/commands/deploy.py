@@ -28,7 +28,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                             description="Each --inbox pairs with the --dest given in the same position. Runs go "
                                         "to the Prefect API in PREFECT_API_URL (without one, a temporary local "
                                         "server lives as long as this command).")
-    serve.add_argument("--cron", required=True, help="cron schedule, e.g. '*/5 * * * *' (six fields: seconds last)")
+    serve.add_argument("--cron", required=True, help="cron schedule, e.g. '*/5 * * * *'; six fields put seconds last: '* * * * * */30'")
     serve.add_argument("--timezone", default="UTC", help="time zone of the cron schedule (default UTC)")
     serve.add_argument("--name", action="append", help="deployment name (one per --inbox; default from the inbox)")
     serve.add_argument("--collision", choices=("cancel_new", "enqueue"), default="cancel_new",
