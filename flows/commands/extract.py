@@ -41,6 +41,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "quota_exceeded, error or needs_review; the other rows are copied")
     p.add_argument("--project", help="project charged for model tokens (default: $DOCASSAY_QUOTA_PROJECT or 'default')")
     p.add_argument("--user", help="user charged for model tokens (default: $DOCASSAY_QUOTA_USER or the login name)")
+    p.add_argument("--parser", choices=("local", "textract"), default="local",
+                   help="who reads images and scanned PDFs: the local OCR (default) or Amazon Textract")
+    p.add_argument("--index", help="format index: s3vectors://bucket/index (default: faiss under --home)")
+    p.add_argument("--task-runner", default="threads",
+                   help="threads (default), dask, dask:N (local cluster of N processes) or tcp://scheduler:port")
     p.set_defaults(run=run)
 
 
@@ -77,15 +82,15 @@ def _run(args: argparse.Namespace) -> int:
 
     opts = JobOptions(schema=args.schema, rules=args.rules, home=args.home, db=args.db,
                       generator=args.generator, concurrency=args.concurrency, project=args.project, user=args.user,
-                      model_url=args.model_url)
+                      model_url=args.model_url, parser=args.parser, index=args.index)
     if args.estimate:
         return _estimate(args, opts)
     _refuse_spent_quota(opts)                                  # before Prefect starts: nothing is processed
     from flows.extract_flow import BatchFailed, run_extract   # Prefect loads only when needed
-    out = Path(args.out)
+    out = _out_location(args.out)
     try:
-        summary = run_extract(args.paths, opts, out, quiet=args.quiet, max_error_ratio=args.max_error_ratio,
-                              retry_from=args.retry_from)
+        summary = run_extract(args.paths, opts, args.out, quiet=args.quiet, max_error_ratio=args.max_error_ratio,
+                              retry_from=args.retry_from, task_runner=args.task_runner)
     except BatchFailed as exc:
         print(f"docassay: batch failed: {exc.message}", file=sys.stderr)
         _print_failure(exc.context.get("summary") or {})
@@ -96,8 +101,19 @@ def _run(args: argparse.Namespace) -> int:
         print(f"{summary['total']} documents: {counts or 'none'} -> {out / 'results.jsonl'}", file=sys.stderr)
         for e in summary["errors"]:
             print(f"  error: {e}", file=sys.stderr)
-        _print_problems(out / "results.jsonl")
+        if isinstance(out, Path):
+            _print_problems(out / "results.jsonl")
     return 0
+
+
+def _out_location(out: str) -> "Path | _Remote":
+    """The --out location, printable as `out / 'results.jsonl'` for a folder or an s3:// prefix."""
+    return _Remote(out) if out.startswith("s3://") else Path(out)
+
+
+class _Remote(str):
+    def __truediv__(self, name: str) -> str:
+        return self.rstrip("/") + "/" + name
 
 
 def _check_inputs(args: argparse.Namespace) -> str | None:
