@@ -68,6 +68,10 @@ def machine() -> dict:
     try:
         commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
                                 text=True).stdout.strip() or None
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
+                               capture_output=True, text=True).stdout.strip()
+        if commit and dirty:
+            commit += f" + uncommitted changes in {len(dirty.splitlines())} tracked files"
     except OSError:
         commit = None
     return {"nproc": os.cpu_count(), "cpu": cpu, "memory_gib": mem, "python": platform.python_version(),
@@ -75,8 +79,13 @@ def machine() -> dict:
 
 
 def print_and_save(args: argparse.Namespace, command: str, text: str, payload: dict) -> Path:
-    """Print the tables; write the JSON report (with the machine and the command line)."""
+    """Print the tables; write the JSON report (with the machine and the options)."""
     print(text)
+    return save(args, command, payload)
+
+
+def save(args: argparse.Namespace, command: str, payload: dict) -> Path:
+    """Write the JSON report (with the machine and the options) to --out or bench/results/<command>.json."""
     out = args.out or RESULTS / f"{command}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     doc = {"command": "python -m bench." + command, "machine": machine(),

@@ -15,7 +15,7 @@ import sys
 import time
 
 from bench import ablations, accuracy, invoice2data_runner, speed, versus_invoice2data
-from bench.cli import add_common, machine, print_and_save, session_from
+from bench.cli import add_common, machine, save, session_from
 from bench.passes import model_status
 
 ACCURACY_SETS = ("synth-invoices-train", "synth-invoices-unseen", "synth-receipts-train", "synth-receipts-unseen",
@@ -46,25 +46,32 @@ def main(argv: list[str] | None = None) -> int:
     model_ok, model_why = model_status()
     variants = ["full", "no-repair", "no-reuse"] + (["model"] if model_ok else [])
     t0 = time.perf_counter()
-    parts = ["# docassay benchmark report", "", machine_text(machine()), ""]
+    parts: list[str] = []
+
+    def emit(*lines: str) -> None:
+        """Keep the lines for report.md and show them now (a long run shows each figure as it lands)."""
+        parts.extend(lines)
+        print("\n".join(lines), flush=True)
+
+    emit("# docassay benchmark report", "", machine_text(machine()), "")
     payload: dict = {"repeat": args.repeat}
     with session_from(args) as s:
         reports = {name: accuracy.measure(s, name) for name in args.sets}
-        parts.append(accuracy.render(reports))
+        emit(accuracy.render(reports))
         payload["accuracy"] = {k: v.to_json() for k, v in reports.items()}
 
         speeds: dict[str, dict] = {name: speed.measure(s, name, args.repeat) for name in speed_sets}
         flat = {k: v for d in speeds.values() for k, v in d.items()}
-        parts += ["", "## Speed (medians over runs; sequential, one document at a time)", "", speed.speed_table(flat)]
+        emit("", "## Speed (medians over runs; sequential, one document at a time)", "", speed.speed_table(flat))
         payload["speed"] = {k: v.to_json() for k, v in flat.items()}
 
         if invoice2data_runner.available():
             comps = [versus_invoice2data.compare(s, name, args.repeat, speeds.get(name)) for name in versus_sets]
-            parts += ["", versus_invoice2data.render(comps)]
+            emit("", versus_invoice2data.render(comps))
             payload["versus_invoice2data"] = {c.set_name: c.to_json() for c in comps}
         else:
-            parts += ["", "## docassay vs invoice2data", "",
-                      "Not run: bench/.venv-i2d is absent (bash bench/setup_invoice2data.sh)."]
+            emit("", "## docassay vs invoice2data", "",
+                 "Not run: bench/.venv-i2d is absent (bash bench/setup_invoice2data.sh).")
             payload["versus_invoice2data"] = None
 
         tables = {}
@@ -73,13 +80,13 @@ def main(argv: list[str] | None = None) -> int:
             for v in variants:
                 reps[v], res[v] = ablations.run_variant(s, name, v)
             tables[name] = (reps, res)
-        parts += ["", ablations.render(tables, None if model_ok else ablations.pending_text(model_why))]
+        emit("", ablations.render(tables, None if model_ok else ablations.pending_text(model_why)))
         payload["ablations"] = {k: {v: r.to_json() for v, r in reps.items()} for k, (reps, _) in tables.items()}
         payload["model"] = f"measured ({model_why})" if model_ok else ablations.pending_text(model_why)
     payload["elapsed_s"] = round(time.perf_counter() - t0, 1)
-    parts += ["", f"Whole run: {payload['elapsed_s']} s."]
+    emit("", f"Whole run: {payload['elapsed_s']} s.")
     text = "\n".join(parts)
-    out = print_and_save(args, "report", text, payload)
+    out = save(args, "report", payload)
     out.with_suffix(".md").write_text(text + "\n", "utf-8")
     return 0
 
