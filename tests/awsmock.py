@@ -102,3 +102,39 @@ def moto_server() -> Iterator[str]:
         yield f"http://127.0.0.1:{port}"
     finally:
         server.stop()
+
+
+def emulate_query_vectors(events: Any) -> None:
+    """Answer S3 Vectors QueryVectors (which moto lacks) from the vectors moto stores: exact
+    cosine distance, the metadata filter evaluated by `matches_filter`, nearest first, topK.
+    `events` is a client's `meta.events` or a session's `events` (clients made afterwards)."""
+    import boto3
+    import numpy as np
+    from botocore.awsrequest import AWSResponse
+
+    from extractors.format_index import matches_filter
+
+    asked: list[dict] = []
+
+    def remember(params: dict, **_: Any) -> None:          # the caller's parameters, before serialising
+        asked.append(dict(params))
+
+    def answer(**_: Any) -> Any:
+        params = asked.pop()
+        reader = boto3.client("s3vectors", region_name="us-east-1")
+        where = {"vectorBucketName": params["vectorBucketName"], "indexName": params["indexName"]}
+        stored = reader.list_vectors(**where, returnData=True, returnMetadata=True)["vectors"]
+        q = np.asarray(params["queryVector"]["float32"], dtype=np.float32)
+        hits = []
+        for v in stored:
+            meta = v.get("metadata") or {}
+            if params.get("filter") and not matches_filter(meta, params["filter"]):
+                continue
+            d = np.asarray(v["data"]["float32"], dtype=np.float32)
+            cos = float(q @ d / (np.linalg.norm(q) * np.linalg.norm(d)))
+            hits.append({"key": v["key"], "distance": 1.0 - cos, "metadata": meta})
+        hits.sort(key=lambda h: h["distance"])
+        return AWSResponse("", 200, {}, None), {"vectors": hits[:params["topK"]], "distanceMetric": "cosine"}
+
+    events.register("before-parameter-build.s3vectors.QueryVectors", remember)
+    events.register("before-call.s3vectors.QueryVectors", answer)

@@ -13,7 +13,7 @@ from typing import Any, Iterator
 import numpy as np
 import pytest
 
-from awsmock import aws_offline  # noqa: F401  (fixture)
+from awsmock import aws_offline, emulate_query_vectors  # noqa: F401  (fixture)
 from extractors.format_index import FormatIndex, FormatIndexBase, matches_filter
 from extractors.format_index_s3vectors import S3VectorsFormatIndex, parse_s3vectors_url
 from infra.errors import ConfigError
@@ -35,38 +35,6 @@ def moto_client(aws_offline: None) -> Iterator[Any]:
     from moto import mock_aws
     with mock_aws():
         yield boto3.client("s3vectors", region_name="us-east-1")
-
-
-def emulate_query_vectors(client: Any) -> None:
-    """Answer QueryVectors on `client` from the vectors moto stores (exact cosine, metadata filter
-    evaluated by `matches_filter`), the way the service documents the call."""
-    from botocore.awsrequest import AWSResponse
-
-    reader = boto3.client("s3vectors", region_name="us-east-1")
-
-    asked: list[dict] = []
-
-    def remember(params: dict, **_: Any) -> None:          # the caller's parameters, before serialising
-        asked.append(dict(params))
-
-    def handler(**_: Any) -> Any:
-        params = asked.pop()
-        where = {"vectorBucketName": params["vectorBucketName"], "indexName": params["indexName"]}
-        stored = reader.list_vectors(**where, returnData=True, returnMetadata=True)["vectors"]
-        q = np.asarray(params["queryVector"]["float32"], dtype=np.float32)
-        hits = []
-        for v in stored:
-            meta = v.get("metadata") or {}
-            if params.get("filter") and not matches_filter(meta, params["filter"]):
-                continue
-            d = np.asarray(v["data"]["float32"], dtype=np.float32)
-            cos = float(q @ d / (np.linalg.norm(q) * np.linalg.norm(d)))
-            hits.append({"key": v["key"], "distance": 1.0 - cos, "metadata": meta})
-        hits.sort(key=lambda h: h["distance"])
-        return AWSResponse("", 200, {}, None), {"vectors": hits[:params["topK"]], "distanceMetric": "cosine"}
-
-    client.meta.events.register("before-parameter-build.s3vectors.QueryVectors", remember)
-    client.meta.events.register("before-call.s3vectors.QueryVectors", handler)
 
 
 def test_urls() -> None:
@@ -177,7 +145,7 @@ def test_query_request_and_response_through_the_stubber(aws_offline: None) -> No
 def test_ranks_like_the_faiss_index(moto_client: Any, tmp_path: Path) -> None:
     """Same adds, same queries: the S3 Vectors backend and faiss find the same formats."""
     s3v = S3VectorsFormatIndex("formats-bucket", "formats", DIM, client=moto_client, max_exemplars=4)
-    emulate_query_vectors(moto_client)
+    emulate_query_vectors(moto_client.meta.events)
     local = FormatIndex(tmp_path, DIM, max_exemplars=4)
     rng = np.random.default_rng(0)
     for i in range(12):
