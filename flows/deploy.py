@@ -14,8 +14,9 @@ cancelled; the next tick picks up what arrived), and the run itself holds the in
 database (flows/inbox.py), which also covers runs started outside this deployment.
 
 Cron strings are Prefect's: five fields, or six with seconds last (`* * * * * */15`: every 15 s), evaluated in
-`timezone` (default UTC). The Prefect API is the one configured (`PREFECT_API_URL`); without one,
-Prefect starts a temporary local server for the life of `serve`.
+`timezone` (default UTC). Schedules are fired by a Prefect server's scheduler: point
+`PREFECT_API_URL` at one (`prefect server start`); Prefect's temporary in-process server does not
+run the scheduler.
 """
 from __future__ import annotations
 

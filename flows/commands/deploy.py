@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -25,9 +26,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     cmds.required = True
 
     serve = cmds.add_parser("serve", help="register deployments and run them on their schedule (blocks)",
-                            description="Each --inbox pairs with the --dest given in the same position. Runs go "
-                                        "to the Prefect API in PREFECT_API_URL (without one, a temporary local "
-                                        "server lives as long as this command).")
+                            description="Each --inbox pairs with the --dest given in the same position. Schedules "
+                                        "are fired by the Prefect server in PREFECT_API_URL (start one with "
+                                        "`prefect server start`).")
     serve.add_argument("--cron", required=True, help="cron schedule, e.g. '*/5 * * * *'; six fields put seconds last: '* * * * * */30'")
     serve.add_argument("--timezone", default="UTC", help="time zone of the cron schedule (default UTC)")
     serve.add_argument("--name", action="append", help="deployment name (one per --inbox; default from the inbox)")
@@ -107,6 +108,9 @@ def run_serve(args: argparse.Namespace) -> int:
     deployments = [InboxDeployment(spec=s, cron=args.cron, name=names[i] if names else None, timezone=args.timezone,
                                    task_runner=args.task_runner, collision=args.collision)
                    for i, s in enumerate(specs)]
+    if not os.environ.get("PREFECT_API_URL"):
+        print("docassay: warning: PREFECT_API_URL is not set; Prefect's temporary server does not fire schedules. "
+              "Start `prefect server start` and set PREFECT_API_URL=http://127.0.0.1:4200/api", file=sys.stderr)
     for d in deployments:
         print(f"docassay: serving {d.deployment_name}: {d.spec.inbox} -> {d.spec.dest} on '{d.cron}' ({d.timezone})",
               file=sys.stderr)
