@@ -67,7 +67,7 @@ def response_for(sd: SynthDoc, *, with_page_numbers: bool = True, checkbox: bool
                 continue
             value = b.add("KEY_VALUE_SET", span.bbox, children=[word_ids[i] for i in span.word_ids],
                           EntityTypes=["VALUE"], conf=93.0)
-            key = b.add("KEY_VALUE_SET", span.anchor.bbox, children=[word_ids[i] for i in span.anchor.word_ids],
+            b.add("KEY_VALUE_SET", span.anchor.bbox, children=[word_ids[i] for i in span.anchor.word_ids],
                         EntityTypes=["KEY"], conf=95.5)
             b.blocks[-1]["Relationships"].append({"Type": "VALUE", "Ids": [value]})
         if checkbox and page.number == 1:
