@@ -23,7 +23,7 @@ from extractors.instructions import baseline
 from extractors.instructions.executor import locate
 from extractors.instructions.generator import detect_locale, schema_fields
 from extractors.instructions.model import Locale
-from extractors.instructions.model_features import featurize
+from extractors.instructions.model_features import NUMERIC, featurize
 from extractors.instructions.proposals import Proposal, propose
 from extractors.labels import FieldSpec
 from extractors.normalize import fold
@@ -68,8 +68,13 @@ def _read(ix: DocIndex, p: Proposal, spec: FieldSpec, locale: Locale) -> object:
 
 
 def label_document(ix: DocIndex, truth: Mapping[str, object], specs: list[FieldSpec],
-                   siblings: list[tuple[DocIndex, Mapping[str, object]]]) -> DocExample:
-    """Proposals, features and labels of one document (`siblings`: other documents of its format)."""
+                   siblings: list[tuple[DocIndex, Mapping[str, object]]], *,
+                   negatives: tuple[int, int] | None = None, rng: np.random.Generator | None = None) -> DocExample:
+    """Proposals, features and labels of one document (`siblings`: other documents of its format).
+
+    `negatives=(hard, random)` keeps, per field, every proposal with the right value plus the `hard`
+    wrong ones the baseline ranks highest and `random` other wrong ones (training: a field has
+    dozens of hopeless candidates; validation and inference keep all)."""
     locale = detect_locale(ix)
     proposals = {s.name: propose(ix, s, locale) for s in specs}
     baseline.score_proposals(ix, specs, proposals)
@@ -89,14 +94,42 @@ def label_document(ix: DocIndex, truth: Mapping[str, object], specs: list[FieldS
         checks = [same_value(spec.type, (fv.value if (fv := locate(six, p.locator, p.rule(spec), locale)) else None), st[p.field])
                   for six, st in siblings if st.get(p.field) is not None]
         gen_ok[i] = bool(checks) and all(checks)
-    ts = TokenSet(f.ids, f.id_start, f.num, np.array([0, n], dtype=np.int64), f.group, value_ok, gen_ok, annotated)
+    keep = np.arange(n) if negatives is None else _sample(f.group, value_ok, f.num[:, _BASELINE], negatives,
+                                                           rng or np.random.default_rng(0))
+    lens = np.diff(f.id_start)[keep]
+    ids = np.concatenate([f.ids[f.id_start[i]:f.id_start[i + 1]] for i in keep]) if len(keep) else f.ids[:0]
+    id_start = np.concatenate([[0], np.cumsum(lens)]).astype(np.int64)
+    ts = TokenSet(ids, id_start, f.num[keep], np.array([0, len(keep)], dtype=np.int64), f.group[keep],
+                  value_ok[keep], gen_ok[keep], annotated[keep])
     return DocExample("", "", ts, f.fields)
 
 
+_BASELINE = NUMERIC.index("baseline")
+
+
+def _sample(group: np.ndarray, positive: np.ndarray, score: np.ndarray, negatives: tuple[int, int],
+            rng: np.random.Generator) -> np.ndarray:
+    """Indices kept (in their original order): all positives, the `hard` best-scored negatives and
+    `random` other negatives of each group."""
+    hard, rand = negatives
+    keep = positive.copy()
+    noise = rng.random(len(group))
+    for g in np.unique(group):
+        neg = np.flatnonzero((group == g) & ~positive)
+        by_score = neg[np.argsort(-score[neg], kind="stable")]
+        keep[by_score[:hard]] = True
+        rest = by_score[hard:]
+        keep[rest[np.argsort(noise[rest])[:rand]]] = True
+    return np.flatnonzero(keep)
+
+
 def synth_examples(kind: str, schema: Mapping[str, object], n_formats: int, docs_per_format: int, *,
-                   split: str, seed: int, progress: Callable[[int], None] | None = None) -> Iterator[DocExample]:
-    """Labelled examples of `n_formats` synthetic formats of `split`, `docs_per_format` documents each."""
+                   split: str, seed: int, negatives: tuple[int, int] | None = None,
+                   progress: Callable[[int], None] | None = None) -> Iterator[DocExample]:
+    """Labelled examples of `n_formats` synthetic formats of `split`, `docs_per_format` documents each
+    (`negatives`: see `label_document`)."""
     specs, _ = schema_fields(schema)
+    rng = np.random.default_rng(seed)
     batch: list[SynthDoc] = []
     done = 0
 
@@ -105,7 +138,7 @@ def synth_examples(kind: str, schema: Mapping[str, object], n_formats: int, docs
         ixs = [DocIndex(sd.document) for sd in batch]
         for i, sd in enumerate(batch):
             sib = [(ixs[j], batch[j].truth) for j in range(len(batch)) if j != i]
-            ex = label_document(ixs[i], sd.truth, specs, sib)
+            ex = label_document(ixs[i], sd.truth, specs, sib, negatives=negatives, rng=rng)
             ex.doc_id, ex.format_id = sd.doc_id, sd.format_id
             done += 1
             if progress:

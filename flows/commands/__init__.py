@@ -2,12 +2,13 @@
 
 Each module has `register(subparsers)` which adds its parser and sets `run=func(args) -> int`.
 """
-from flows.commands import deploy, extract, formats, quota, review, synth
+from flows.commands import deploy, extract, formats, model, quota, review, synth
 
 REGISTRY = {
     "deploy": deploy,
     "extract": extract,
     "formats": formats,
+    "model": model,
     "quota": quota,
     "review": review,
     "synth": synth,

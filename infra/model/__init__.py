@@ -1,0 +1,10 @@
+"""The local Mixture-of-Experts model that ranks extraction proposals (see MODEL_CARD.md).
+
+    moe.py         config, cosine router, experts, the ranker, the balance loss
+    tokens.py      TokenSet / Batch: featurised proposals as the model reads them
+    train.py       training loop with the LocMoE+ token-choice -> expert-choice switch
+    checkpoint.py  save / load (float16 on disk)
+    weights/       the shipped weights (`docassay model train` writes them)
+
+infra does not import extractors: features are computed by `extractors.instructions.model_features`.
+"""
