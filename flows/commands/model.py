@@ -40,7 +40,7 @@ def _add_train(p: argparse.ArgumentParser) -> None:
     p.add_argument("--formats", type=int, default=160, help="synthetic training formats per kind (invoice, receipt)")
     p.add_argument("--docs", type=int, default=3, help="documents per format (>= 2: locators are checked on siblings)")
     p.add_argument("--val-formats", type=int, default=24, help="synthetic validation formats per kind (dev split)")
-    p.add_argument("--epochs", type=int, default=16)
+    p.add_argument("--epochs", type=int, default=12)
     p.add_argument("--experts", type=int, default=8)
     p.add_argument("--top-k", type=int, default=2)
     p.add_argument("--text-dropout", type=float, default=0.0,

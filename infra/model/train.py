@@ -50,7 +50,7 @@ CAPACITY_GRID = (2.0, 1.75, 1.5, 1.25, 1.0, 0.875, 0.75, 0.625, 0.5, 0.375, 0.25
 @dataclass
 class TrainConfig:
     schedule: str = "switch"          # switch | token | dense
-    epochs: int = 16
+    epochs: int = 12
     docs_per_batch: int = 12
     lr: float = 3e-3
     weight_decay: float = 1e-4
