@@ -373,10 +373,11 @@ class QuotaBudget:
             try:
                 transact(conn, fn)
             except _Refused as refused:
-                u = usage(conn, self.settings, refused.subject, day=day)
+                subject = refused.subject
+                u = usage(conn, self.settings, subject, day=day)
                 transact(conn, lambda c: c.execute(
                     "UPDATE quota_usage SET refused = refused + 1 WHERE scope = %s AND subject = %s AND day = %s",
-                    (refused.subject.scope, refused.subject.name, day)))
+                    (subject.scope, subject.name, day)))
                 self._local.reason = self._refusal(u, need_in, need_out)
                 return None
         self._local.reason = ""

@@ -15,7 +15,7 @@ from extractors import normalize as norm
 from extractors.document import Document
 from extractors.instructions import baseline
 from extractors.instructions.executor import Extraction, execute, execute_table
-from extractors.instructions.model import Column, FieldRule, Instructions, Locale, TableRule
+from extractors.instructions.model import Column, Instructions, Locale, TableRule
 from extractors.instructions.proposals import Proposal, propose
 from extractors.labels import LEXICON, FieldSpec, field_specs, fold_label, label_score
 from extractors.spans import DocIndex

@@ -15,8 +15,8 @@ from extractors.document import BBox
 from extractors.instructions.executor import candidates_for, _text_near
 from extractors.instructions.model import FieldRule, Locale, Locator
 from extractors.instructions import values as V
-from extractors.labels import FieldSpec, fold_label
-from extractors.spans import DocIndex, Segment, Span
+from extractors.labels import FieldSpec
+from extractors.spans import DocIndex, Span
 
 __all__ = ["Proposal", "propose", "label_context"]
 

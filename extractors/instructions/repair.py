@@ -28,7 +28,7 @@ from typing import Callable, Protocol
 
 from extractors.instructions.executor import Extraction, FieldValue, execute
 from extractors.instructions.generator import Generation
-from extractors.instructions.model import FieldRule, Instructions
+from extractors.instructions.model import Instructions
 from extractors.spans import DocIndex
 
 __all__ = ["Verdict", "Change", "Attempt", "RepairResult", "fix", "troubleshoot", "MAX_TRIES_PER_ROUND"]

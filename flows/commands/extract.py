@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -51,18 +50,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     args.generator = args.generator or ("model" if args.model_url else "baseline")
-    if not args.model_url:
-        return _run(args)
-    from flows.jobs import MODEL_URL_ENV
-    before = os.environ.get(MODEL_URL_ENV)
-    os.environ[MODEL_URL_ENV] = args.model_url     # the Prefect flow rebuilds the job from plain parameters
-    try:
-        return _run(args)
-    finally:
-        if before is None:
-            os.environ.pop(MODEL_URL_ENV, None)
-        else:
-            os.environ[MODEL_URL_ENV] = before
+    return _run(args)
 
 
 def _run(args: argparse.Namespace) -> int:
