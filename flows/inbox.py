@@ -57,6 +57,7 @@ from flows.batch import is_document_key
 from flows.jobs import JobOptions
 from flows.pipeline import process_document
 from flows.results import Row
+from flows.workers import close as close_context
 from flows.workers import job_context
 from infra.errors import ConfigError, DocassayError
 from infra.inbox_ledger import InboxLedger
@@ -484,4 +485,7 @@ def inbox_flow(inbox: str, schema_path: str, dest: str, rules: str | None = None
                      generator=generator, parser=parser, index=index, concurrency=concurrency, after=after,
                      lease_s=lease_s, settle_s=settle_s, max_attempts=max_attempts)
     run_id = new_run_id()
-    return run_inbox(spec, run_id=run_id, submit=_as_tasks(spec, run_id)).to_json()
+    try:
+        return run_inbox(spec, run_id=run_id, submit=_as_tasks(spec, run_id)).to_json()
+    finally:
+        close_context(spec.job_options())          # this process's connections; Dask workers keep theirs
