@@ -8,8 +8,9 @@ anchors written by the executor and uses the extractors' label vocabulary and va
     value_is_label  a text value that is itself a label: its folded text is a label phrase of
                     the built-in vocabulary (any field, any column), it ends with a colon, or the
                     page prints a colon right after it ("Nummer   : 549910")
-    reads_as        a text value that reads entirely as a date ("14 MAR 2018 18:40") or as an
-                    amount ("1.234,50"), or is "label: value" ("TEL : 03-3271 9872")
+    reads_as        a text value that reads entirely as a date ("14 MAR 2018 18:40"), as an
+                    amount ("1.234,50"), as an identifier (one token holding five digits or more:
+                    "ESA57144817"), or is "label: value" ("TEL : 03-3271 9872")
 """
 from __future__ import annotations
 
@@ -43,7 +44,11 @@ def value_is_label(text: str) -> bool:
     if t.endswith(":") and any(ch.isalpha() for ch in t):
         return True
     folded = fold_label(t)
-    return 0 < len(folded.split()) <= _MAX_LABEL_WORDS and folded in _label_phrases()
+    words = folded.split()
+    if not 0 < len(words) <= _MAX_LABEL_WORDS:
+        return False
+    phrases = _label_phrases()
+    return folded in phrases or (len(words) > 1 and all(w in phrases for w in words))
 
 
 def reads_as(text: str) -> str | None:
@@ -57,6 +62,8 @@ def reads_as(text: str) -> str | None:
     a = norm.parse_amount(t)
     if a is not None and sum(ch.isalpha() for ch in t) <= 3 and sum(ch.isdigit() for ch in t) >= 1:
         return "amount"
+    if " " not in t and sum(ch.isdigit() for ch in t) >= 5:
+        return "identifier"
     m = _LABEL_VALUE.match(t)
     if m and sum(ch.isdigit() for ch in m.group(2)) >= max(3, len(m.group(2).replace(" ", "")) // 2):
         lab = fold_label(m.group(1))

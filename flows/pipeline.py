@@ -160,6 +160,13 @@ def _verifier(job: Job, ctx: RunContext, d: _Doc) -> VerifyFn:
     return run
 
 
+def _objects(ctx: RunContext, job: Job) -> ObjectStore:
+    """Where document bytes are kept: the context's store, else the job's default (home/objects)."""
+    if ctx.objects is None:
+        ctx.objects = lifecycle.objects_for(job.settings)
+    return ctx.objects
+
+
 def _history(job: Job, ctx: RunContext, d: _Doc, format_id: str | None) -> History | None:
     if not job.policy.history:
         return None
@@ -197,7 +204,7 @@ def process_document(source: str, job: Job, ctx: RunContext, *, data: bytes | No
     if row.sha256 and row.status != "error":
         try:
             with timer.stage("persist"):
-                key = lifecycle.after_outcome(job, ctx.conn, ctx.objects, sha256=row.sha256, source=source,
+                key = lifecycle.after_outcome(job, ctx.conn, _objects(ctx, job), sha256=row.sha256, source=source,
                                               status=row.status, format_id=row.format.get("id"),
                                               match=row.format.get("match"), record=row.record, data=data)
                 store.save_document(ctx.conn, sha256=row.sha256, source=source, status=row.status,
@@ -381,7 +388,7 @@ def _propose_from_drift(known: FormatMatch, d: _Doc, job: Job, ctx: RunContext, 
             v = check(ext.record, ext)
             if not v.passed:
                 continue
-            prop = lifecycle.propose_version(job, ctx.conn, ctx.objects, known.format_id, cand,
+            prop = lifecycle.propose_version(job, ctx.conn, _objects(ctx, job), known.format_id, cand,
                                              produced_by=produced_by, reason="drift", source=d.doc.sha256,
                                              current=current, store_refused=False)
             if not prop.accepted:
@@ -399,7 +406,7 @@ def _propose_from_drift(known: FormatMatch, d: _Doc, job: Job, ctx: RunContext, 
             ctx.library.add_exemplar(known.format_id, d.vec, job.key)
             return True
         if refused is not None and refused_ins is not None:
-            lifecycle.propose_version(job, ctx.conn, ctx.objects, known.format_id, refused_ins,
+            lifecycle.propose_version(job, ctx.conn, _objects(ctx, job), known.format_id, refused_ins,
                                       produced_by=produced_by, reason="drift", source=d.doc.sha256, current=current)
         return False
 

@@ -26,3 +26,11 @@ SELECT tax_total AS actual, net_total, round(100 * tax_total / net_total, 2) AS 
 FROM doc
 WHERE net_total <> 0
   AND (tax_total / net_total < 0 OR tax_total / net_total > 0.30);
+
+-- rule: tax_below_gross_total
+-- severity: error
+-- fields: tax_total, gross_total
+-- message: the tax is as large as the gross total: the tax cannot exceed what it is part of, so one of the two amounts was read from the wrong place
+SELECT tax_total AS actual, gross_total AS expected
+FROM doc
+WHERE gross_total <> 0 AND abs(tax_total) >= abs(gross_total);
