@@ -146,6 +146,6 @@ def test_example_packs_load() -> None:
     invoices = load_rules(EXAMPLES / "invoices" / "rules")
     receipts = load_rules(EXAMPLES / "receipts" / "rules")
     assert {r.name for r in invoices if r.severity == "error"} == {
-        "gross_equals_net_plus_tax", "line_items_sum_to_net_total"}
+        "gross_equals_net_plus_tax", "line_items_sum_to_net_total", "tax_below_gross_total", "seller_is_not_buyer"}
     assert len(invoices) >= 7 and all(r.fields and r.message for r in invoices + receipts)
     assert {r.severity for r in receipts} == {"warning"}
