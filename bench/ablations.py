@@ -41,6 +41,20 @@ def run_variant(session: Session, set_name: str, variant: str) -> tuple[Report, 
     return aggregate(score_rows(docs, result.rows)), result
 
 
+def run_variants(session: Session, set_name: str, variants: list[str]
+                 ) -> tuple[dict[str, Report], dict[str, PassResult], dict[str, str]]:
+    """Every variant on one set; a variant whose pass crashes is reported as failed (with the last
+    line of its error) instead of ending the run."""
+    reports, results, failed = {}, {}, {}
+    for v in variants:
+        try:
+            reports[v], results[v] = run_variant(session, set_name, v)
+        except RuntimeError as exc:
+            lines = [ln for ln in str(exc).strip().splitlines() if ln.strip()]
+            failed[v] = lines[-1][:300] if lines else "failed"
+    return reports, results, failed
+
+
 def ops_table(results: dict[str, PassResult]) -> str:
     rows = []
     for name, res in results.items():
@@ -54,10 +68,12 @@ def ops_table(results: dict[str, PassResult]) -> str:
                      "batch s"], rows)
 
 
-def render(tables: dict[str, tuple[dict[str, Report], dict[str, PassResult]]], pending: str | None) -> str:
+def render(tables: dict[str, tuple[dict[str, Report], dict[str, PassResult], dict[str, str]]],
+           pending: str | None) -> str:
     parts = ["## Ablations: first batch on an empty library, one part switched off"]
-    for set_name, (reports, results) in tables.items():
+    for set_name, (reports, results, failed) in tables.items():
         parts += ["", f"### {set_name}", "", side_by_side(reports), "", ops_table(results)]
+        parts += [f"\nVariant {v} FAILED on {set_name}: {why}" for v, why in failed.items()]
     if pending:
         parts += ["", "Model generator (`--generator model`): " + pending + "."]
     return "\n".join(parts)
@@ -82,14 +98,12 @@ def main(argv: list[str] | None = None) -> int:
     tables = {}
     with session_from(args) as s:
         for set_name in args.sets:
-            reports, results = {}, {}
-            for v in variants:
-                reports[v], results[v] = run_variant(s, set_name, v)
-            tables[set_name] = (reports, results)
+            tables[set_name] = run_variants(s, set_name, variants)
     payload = {"variants": variants, "model": pending or ("measured" if "model" in variants else "not run"),
                "sets": {k: {v: {"accuracy": r.to_json(), "speed": path_speed(res[v].rows, None, res[v]).to_json(),
                                 "wall_s": res[v].wall_s}
-                            for v, r in reps.items()} for k, (reps, res) in tables.items()}}
+                            for v, r in reps.items()} for k, (reps, res, _) in tables.items()},
+               "failed": {k: f for k, (_, _, f) in tables.items() if f}}
     print_and_save(args, "ablations", render(tables, pending), payload)
     return 0
 

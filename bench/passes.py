@@ -71,8 +71,8 @@ class PassResult:
 
 def model_status() -> tuple[bool, str]:
     """Whether the MoE model generator (`--generator model`) can run here, and if not, why: its
-    module must be in the checkout and its weights present (`$DOCASSAY_MODEL_WEIGHTS`, else the
-    module's DEFAULT_WEIGHTS)."""
+    module must be in the checkout and its weights (`$DOCASSAY_MODEL_WEIGHTS`, else the module's
+    default) must load with this code (the scorer is built once here to find out)."""
     try:
         if importlib.util.find_spec(MODEL_SCORER) is None:
             return False, f"{MODEL_SCORER} is not in this checkout yet"
@@ -83,6 +83,10 @@ def model_status() -> tuple[bool, str]:
     weights = Path(os.environ.get(env) or getattr(module, "DEFAULT_WEIGHTS", "")).expanduser()
     if not weights.is_file():
         return False, f"no trained weights at {weights} (train them, or set ${env})"
+    try:
+        module.model_scorer()
+    except Exception as exc:                     # noqa: BLE001 - any load failure means "cannot run", with why
+        return False, f"the weights at {weights} do not load: {type(exc).__name__}: {exc}"
     return True, f"weights {weights}"
 
 
