@@ -88,7 +88,8 @@ def save(args: argparse.Namespace, command: str, payload: dict) -> Path:
     """Write the JSON report (with the machine and the options) to --out or bench/results/<command>.json."""
     out = args.out or RESULTS / f"{command}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
-    doc = {"command": "python -m bench." + command, "machine": machine(),
+    payload = dict(payload)
+    doc = {"command": "python -m bench." + command, "machine": payload.pop("machine", None) or machine(),
            "options": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()}, **payload}
     out.write_text(json.dumps(doc, indent=1, ensure_ascii=False, default=str) + "\n", "utf-8")
     print(f"\n(JSON: {out})", file=sys.stderr)

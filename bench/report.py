@@ -53,8 +53,9 @@ def main(argv: list[str] | None = None) -> int:
         parts.extend(lines)
         print("\n".join(lines), flush=True)
 
-    emit("# docassay benchmark report", "", machine_text(machine()), "")
-    payload: dict = {"repeat": args.repeat}
+    at_start = machine()                        # the commit the run started from (HEAD may move during it)
+    emit("# docassay benchmark report", "", machine_text(at_start), "")
+    payload: dict = {"machine": at_start, "repeat": args.repeat}
     with session_from(args) as s:
         reports = {name: accuracy.measure(s, name) for name in args.sets}
         emit(accuracy.render(reports))
