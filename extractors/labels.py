@@ -137,7 +137,8 @@ COLUMN_LEXICON: dict[str, tuple[str, ...]] = {
         "prijs per stuk", "harga", "harga seunit",
     ),
     "line_total": (
-        "amount", "total", "line total", "net amount", "subtotal", "gesamtpreis", "gp", "betrag", "gesamt",
+        "amount", "total", "line total", "net amount", "subtotal", "ext price", "extended price", "extension",
+        "line amount", "gesamtpreis", "gp", "betrag", "gesamt",
         "nettobetrag", "summe", "gesamtbetrag", "entgelt", "positionsbetrag", "nettowert", "betrag netto",
         "montant", "total ht", "montant ht", "importe", "importe neto", "total", "bedrag", "totaal",
         "bedrag excl btw", "jumlah", "amaun",
