@@ -14,6 +14,7 @@ from extractors import normalize as norm
 from extractors.document import BBox, Document
 from extractors.instructions.model import FieldRule, Instructions, Locale, Locator, TableRule
 from extractors.instructions import values as V
+from extractors.labels import fold_label
 from extractors.spans import DocIndex, LabelMatch, Segment, Span
 
 __all__ = ["Provenance", "FieldValue", "Extraction", "execute", "locate", "execute_table"]
@@ -410,14 +411,34 @@ def _header_zones(pi, band: list[int], cols: dict[str, LabelMatch]) -> list[tupl
             zones.append((x0, x1, None))
             continue
         cursor = x0
-        for mx0, mx1, c in inside:
+        for i, (mx0, mx1, c) in enumerate(inside):
             if mx0 - cursor > 2:
                 zones.append((cursor, mx0, None))
-            zones.append((mx0, mx1, c))
-            cursor = mx1
+            # Words after a label in the same cell finish that label ("Total línea", "Prix unit. HT")
+            # until one names a column of its own ("IVA %", "Unit", "Rabatt").
+            limit = inside[i + 1][0] if i + 1 < len(inside) else x1
+            end = mx1
+            for w in sorted((w for li in band for w in pi.page.line_words(pi.page.lines[li])
+                             if w.bbox.x0 >= mx1 - 0.5 and w.bbox.x1 <= limit + 0.5), key=lambda w: w.bbox.x0):
+                if _OTHER_COLUMN.match(fold_label(w.text)) or not fold_label(w.text):
+                    break
+                end = w.bbox.x1
+            zones.append((mx0, end, c))
+            cursor = end
         if x1 - cursor > 2:
             zones.append((cursor, x1, None))
     return zones
+
+
+# Header words that head a column of their own (tax rate, unit, discount, codes), not the end of
+# a neighbour's multi-word header.
+_OTHER_COLUMN = re.compile(
+    r"^(?:tax|vat|gst|sst|iva|igic|tva|btw|mwst|ust|steuer\w*|%|rate|satz|taux|tarif|tipo|"
+    r"unit|units|uom|einheit|eenheid|eenh|unite|ud|uds|u|me|"
+    r"code|ref|reference|referencia|nr|no|pos|art|sku|ean|gtin|"
+    r"disc|discount|rabatt|rab|remise|descuento|dto|korting|"
+    r"qty|quantity|menge|anz|anzahl|qte|quantite|cant|cantidad|aantal|"
+    r"price|preis|prix|precio|prijs|total|totaal|betrag|montant|importe|bedrag|amount)$")
 
 
 def _bounds(zones: list[tuple[float, float, str | None]], width: float) -> list[tuple[str | None, float, float]]:
