@@ -15,6 +15,9 @@ from typing import Callable
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 NEGATIVES = (8, 16)      # per field in training: the baseline's 8 best wrong proposals and 16 random others
+RESIDUAL = 0.3           # default beta of `--residual` (the shipped model)
+CORRECTION_COEF = 0.1    # default of `--correction-coef` (the shipped model)
+REWORD = 0.0             # default of `--reword`
 DEFAULT_WEIGHTS = Path(__file__).resolve().parents[2] / "infra" / "model" / "weights" / "moe.pt"
 
 
@@ -43,6 +46,18 @@ def _add_train(p: argparse.ArgumentParser) -> None:
     p.add_argument("--epochs", type=int, default=12)
     p.add_argument("--experts", type=int, default=8)
     p.add_argument("--top-k", type=int, default=2)
+    p.add_argument("--features", type=int, choices=(1, 2), default=None,
+                   help="feature version (default: the current one; 1 = hashed label/section words and 3-grams)")
+    p.add_argument("--residual", type=float, default=RESIDUAL,
+                   help=f"beta: the model corrects the baseline's score by at most this much (0: no residual; default {RESIDUAL})")
+    p.add_argument("--correction-coef", type=float, default=CORRECTION_COEF,
+                   help=f"weight of the penalty on the squared correction (residual models; default {CORRECTION_COEF})")
+    p.add_argument("--bce-coef", type=float, default=None,
+                   help="weight of the calibration loss (default 1 without a residual; 0 with one, whose map from "
+                        "score to probability is the baseline's and is not learned)")
+    p.add_argument("--reword", type=float, default=REWORD,
+                   help=f"share of training formats whose field labels are reworded with other lexicon phrasings "
+                        f"(default {REWORD})")
     p.add_argument("--text-dropout", type=float, default=0.0,
                    help="share of training tokens whose hashed text features are all dropped")
     p.add_argument("--id-dropout", type=float, default=0.0, help="share of the other tokens' hashed ids dropped")
@@ -66,14 +81,20 @@ def _run_train(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     train_set, val_set = _data(args)
     t_data = time.perf_counter() - t0
-    from extractors.instructions.model_features import FEATURE_VERSION, N_BUCKETS, N_NUMERIC
+    from extractors.instructions.generator import MIN_SCORE
+    from extractors.instructions.model_features import N_BUCKETS, numeric_names
 
-    mcfg = MoEConfig(n_buckets=N_BUCKETS, n_numeric=N_NUMERIC, n_experts=args.experts, top_k=args.top_k)
-    tcfg = TrainConfig(schedule=args.schedule, epochs=args.epochs, seed=args.seed,
-                       text_dropout=args.text_dropout, id_dropout=args.id_dropout)
+    version = _version(args)
+    names = numeric_names(version)
+    mcfg = MoEConfig(n_buckets=N_BUCKETS, n_numeric=len(names), n_experts=args.experts, top_k=args.top_k,
+                     residual=args.residual, baseline_index=names.index("baseline"), residual_threshold=MIN_SCORE)
+    bce = args.bce_coef if args.bce_coef is not None else (0.0 if args.residual > 0 else 1.0)
+    tcfg = TrainConfig(schedule=args.schedule, epochs=args.epochs, seed=args.seed, bce_coef=bce,
+                       text_dropout=args.text_dropout, id_dropout=args.id_dropout, correction_coef=args.correction_coef)
     res = train(mcfg, tcfg, train_set, val_set, log=lambda s: print(s, file=sys.stderr, flush=True))
-    meta = {"feature_version": FEATURE_VERSION, "schedule": args.schedule, "seed": args.seed,
+    meta = {"feature_version": version, "schedule": args.schedule, "seed": args.seed, "residual": args.residual,
             "data": {"kinds": ["invoice", "receipt"], "train_formats_per_kind": args.formats, "docs_per_format": args.docs,
+                     "reword": args.reword,
                      "val_formats_per_kind": args.val_formats, "train_docs": train_set.n_docs,
                      "train_tokens": train_set.n_tokens, "val_docs": val_set.n_docs},
             "train": {**res.summary(), "config": vars(tcfg) if hasattr(tcfg, "__dict__") else {}},
@@ -87,26 +108,53 @@ def _run_train(args: argparse.Namespace) -> int:
     return 0
 
 
-def _data(args: argparse.Namespace):
-    from extractors.instructions.model_data import synth_examples, token_set
+def _version(args: argparse.Namespace) -> int:
     from extractors.instructions.model_features import FEATURE_VERSION
+    return args.features or FEATURE_VERSION
+
+
+def _data(args: argparse.Namespace):
+    """(train, validation) TokenSets. With `--data-cache`, the labelled proposals (the slow part:
+    locators replayed on sibling documents) are kept per split and kind, and the featurised sets per
+    feature version, so a later run with other features or model settings labels nothing again."""
+    import pickle
+
+    import numpy as np
+
+    from extractors.instructions.model_data import synth_labelled, to_tokens
     from infra.model.tokens import TokenSet
 
+    version = _version(args)
     sets = {}
     for split, n in (("train", args.formats), ("dev", args.val_formats)):
-        cache = args.data_cache / f"{split}-{n}x{args.docs}-seed{args.seed}-v{FEATURE_VERSION}.npz" if args.data_cache else None
+        reword = args.reword if split == "train" else 0.0
+        stem = f"{split}-{n}x{args.docs}-seed{args.seed}" + (f"-reword{reword:g}" if reword else "")
+        cache = args.data_cache / f"{stem}-v{version}.npz" if args.data_cache else None
         if cache is not None and cache.is_file():
             sets[split] = TokenSet.load(cache)
             print(f"{split}: {sets[split].n_docs} documents from {cache}", file=sys.stderr)
             continue
         parts = []
         for kind, folder in (("invoice", "invoices"), ("receipt", "receipts")):
-            schema = json.loads((EXAMPLES / folder / "schema.json").read_text())
+            rng = np.random.default_rng(args.seed)
+            raw = args.data_cache / f"{stem}-{kind}.labelled.pkl" if args.data_cache else None
             t = time.perf_counter()
-            ex = list(synth_examples(kind, schema, n, args.docs, split=split, seed=args.seed,
-                                     negatives=NEGATIVES if split == "train" else None))
-            print(f"{split} {kind}: {len(ex)} documents labelled in {time.perf_counter() - t:.0f} s", file=sys.stderr, flush=True)
-            parts.append(token_set(ex))
+            if raw is not None and raw.is_file():
+                labelled = pickle.loads(raw.read_bytes())
+            else:
+                schema = json.loads((EXAMPLES / folder / "schema.json").read_text())
+                labelled = list(synth_labelled(kind, schema, n, args.docs, split=split, seed=args.seed, reword=reword))
+                print(f"{split} {kind}: {len(labelled)} documents labelled in {time.perf_counter() - t:.0f} s",
+                      file=sys.stderr, flush=True)
+                if raw is not None:
+                    raw.parent.mkdir(parents=True, exist_ok=True)
+                    raw.write_bytes(pickle.dumps(labelled, protocol=pickle.HIGHEST_PROTOCOL))
+            t = time.perf_counter()
+            ex = [to_tokens(lab, version=version, negatives=NEGATIVES if split == "train" else None, rng=rng)
+                  for lab in labelled]
+            del labelled
+            print(f"{split} {kind}: featurised (v{version}) in {time.perf_counter() - t:.0f} s", file=sys.stderr, flush=True)
+            parts.append(TokenSet.concat([e.tokens for e in ex]))
         sets[split] = TokenSet.concat(parts)
         if cache is not None:
             cache.parent.mkdir(parents=True, exist_ok=True)

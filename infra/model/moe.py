@@ -8,7 +8,19 @@ outside the document changes its outputs.
     ids, offsets ──EmbeddingBag──┐
     num ─────────Linear──────────┴─ + ─ LN ─▶ x [N, d]
         n_layer × ( x = x + FFN(LN(x)) )        FFN: MoE (cosine router → experts) or dense MLP
-        LN ─ head ─▶ logit [N]                  one score per proposal
+        LN ─ head ─▶ h [N]
+        logit = h                                           residual = 0 (the first shipped model)
+        logit = k · (b + β · tanh(h) − t) + logit(t)        residual = β > 0: a correction of the baseline
+
+**Residual on the baseline** (`residual` = β > 0): b is the baseline scorer's own score of the
+proposal (a numeric input, column `baseline_index`); the learned part moves a proposal by at most β
+in the baseline's units, so it can only reorder proposals the baseline scores within 2β of each
+other, and the head starts at zero: at initialisation the model ranks exactly as the baseline does.
+The map to a probability is fixed, not learned: slope k (`residual_slope`) and the baseline's own
+threshold t (`residual_threshold`, the generator's `MIN_SCORE`) mapped to probability t, so a
+proposal clears the generator's threshold exactly when its corrected baseline score does. (With a
+learned scale and offset, calibrated on synthetic documents, the model dropped optional fields the
+baseline keeps on real ones: its calibration did not transfer, its ranking did.)
 
 Routing follows LocMoE+ (Li et al., "LocMoE+: Enhanced Router with Token Feature Awareness for
 Efficient LLM Pre-Training", arXiv 2406.00023): the token–expert *affinity* is the cosine between
@@ -51,8 +63,18 @@ class MoEConfig:
     routing: str = "token"        # token | expert | dense; training moves a MoE from token to expert
     router_scale: float = 10.0    # initial inverse temperature applied to the cosine affinities
     dropout: float = 0.1
+    residual: float = 0.0         # beta: bound of the learned correction of the baseline score (0: no residual)
+    baseline_index: int = -1      # column of `num` holding the baseline's score (used when residual > 0)
+    residual_slope: float = 8.0   # k: logit per unit of the corrected baseline score
+    residual_threshold: float = 0.3   # t: the baseline's threshold, mapped to probability t
 
     def __post_init__(self) -> None:
+        if self.residual < 0:
+            raise ValueError("residual must be >= 0")
+        if self.residual > 0 and not 0 <= self.baseline_index < self.n_numeric:
+            raise ValueError("a residual model needs the baseline score's column: 0 <= baseline_index < n_numeric")
+        if not 0 < self.residual_threshold < 1 or self.residual_slope <= 0:
+            raise ValueError("residual_threshold must be in (0, 1) and residual_slope > 0")
         if self.routing not in ROUTING_MODES:
             raise ValueError(f"routing must be one of {ROUTING_MODES}, got {self.routing!r}")
         if (self.routing == "dense") != (self.n_experts == 0):
@@ -79,6 +101,7 @@ class RankerOutput:
     logits: torch.Tensor                                    # [N]
     balance_loss: torch.Tensor                              # scalar, 0 unless token choice
     routings: list[Routing] = field(default_factory=list)  # one per MoE layer
+    correction: torch.Tensor | None = None                  # [N] tanh(h) in [-1, 1] of a residual model
 
 
 class CosineRouter(nn.Module):
@@ -229,6 +252,9 @@ class ProposalRanker(nn.Module):
         self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layer))
         self.ln_f = nn.LayerNorm(cfg.d_model)
         self.head = nn.Linear(cfg.d_model, 1)
+        if cfg.residual > 0:                     # at initialisation the model ranks as the baseline does
+            nn.init.zeros_(self.head.weight)
+            nn.init.zeros_(self.head.bias)
 
     def forward(self, ids: torch.Tensor, offsets: torch.Tensor, num: torch.Tensor, doc: torch.Tensor,
                 *, mode: str | None = None, capacity: float | None = None,
@@ -246,12 +272,25 @@ class ProposalRanker(nn.Module):
             x, r = block(x, doc, mode, cfg.top_k, capacity)                      # [N, d]
             if r is not None:
                 routings.append(r)
-        logits = self.head(self.ln_f(x)).squeeze(-1)                             # [N]
+        logits, corr = self.output(x, num)                                       # [N]
         bal = x.new_zeros(())
         if mode == "token":
             for r in routings:
                 bal = bal + load_balancing_loss(r.probs, r.expert_idx.view(r.probs.shape[0], -1), cfg.n_experts)
-        return RankerOutput(logits, bal, routings)
+        return RankerOutput(logits, bal, routings, corr)
+
+    def output(self, x: torch.Tensor, num: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """The logits [N] from the last hidden states x [N, d] (and, for a residual model, the baseline
+        score in `num`), and the bounded correction tanh(h) [N] (None without a residual). The model
+        server calls this too, so both compute the same bits."""
+        h = self.head(self.ln_f(x)).squeeze(-1)                                   # [N]
+        cfg = self.cfg
+        if cfg.residual <= 0:
+            return h, None
+        corr = torch.tanh(h)
+        t = cfg.residual_threshold
+        b = num[:, cfg.baseline_index]
+        return cfg.residual_slope * (b + cfg.residual * corr - t) + math.log(t / (1 - t)), corr
 
     def n_params(self) -> int:
         return sum(p.numel() for p in self.parameters())

@@ -60,6 +60,7 @@ class TrainConfig:
     loose_target: float = 0.6         # BCE target of a right value whose locator does not generalise
     text_dropout: float = 0.0         # share of tokens trained with all their hashed ids dropped
     id_dropout: float = 0.0           # share of the other tokens' ids dropped, each on its own
+    correction_coef: float = 0.0      # residual models: weight of mean(tanh(h)^2), keeps corrections small
     seed: int = 0
     probe_docs: int = 32
     min_epochs_before_switch: int = 2
@@ -89,6 +90,7 @@ class EpochLog:
     val_abstain: float
     seconds: float
     router: dict = field(default_factory=dict)
+    correction: float | None = None   # residual models: mean tanh(h)^2 over training tokens
 
     def line(self) -> str:
         r = self.router
@@ -96,6 +98,8 @@ class EpochLog:
         s = (f"epoch {self.epoch:2d} {self.mode:6s} {cap} loss {self.loss:.4f} (list {self.listwise:.4f} "
              f"bce {self.bce:.4f} bal {self.balance:.3f}) val acc {self.val_accuracy:.4f} gen {self.val_generalising:.4f} "
              f"abstain {self.val_abstain:.3f} {self.seconds:.1f}s")
+        if self.correction is not None:
+            s += f" corr^2 {self.correction:.4f}"
         if r:
             s += (f" | load {r['load_min']:.3f}-{r['load_max']:.3f} aff1 {r['affinity_top1']:.3f} D {r['margin']:.3f} "
                   f"stab {r.get('stability', float('nan')):.3f} cover {r['coverage']:.3f} slots/tok {r['slots_per_token']:.2f}")
@@ -153,7 +157,7 @@ def train(model_cfg: MoEConfig, cfg: TrainConfig, train_set: TokenSet, val_set: 
         t0 = time.perf_counter()
         mode, capacity = model_cfg.routing, model_cfg.capacity      # what this epoch trains with
         model.train()
-        sums = {"loss": 0.0, "listwise": 0.0, "bce": 0.0, "balance": 0.0}
+        sums = {"loss": 0.0, "listwise": 0.0, "bce": 0.0, "balance": 0.0, "correction": 0.0}
         acc = _RouterAccumulator(model_cfg.n_experts) if moe else None
         order = rng.permutation(train_set.n_docs)
         for b in range(n_batches):
@@ -161,6 +165,10 @@ def train(model_cfg: MoEConfig, cfg: TrainConfig, train_set: TokenSet, val_set: 
             out = model(batch.ids, batch.offsets, batch.num, batch.doc, id_weights=_id_dropout(batch, cfg))
             lw, bce = ranking_losses(out.logits, batch, cfg.loose_target)
             loss = lw + cfg.bce_coef * bce + cfg.balance_coef * out.balance_loss
+            if out.correction is not None:
+                corr = (out.correction ** 2).mean()
+                loss = loss + cfg.correction_coef * corr
+                sums["correction"] += float(corr.detach()) / n_batches
             opt.zero_grad(set_to_none=True)
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -200,7 +208,8 @@ def train(model_cfg: MoEConfig, cfg: TrainConfig, train_set: TokenSet, val_set: 
             next_capacity = lb
         e = EpochLog(epoch, mode, capacity if mode == "expert" else None,
                      sums["loss"], sums["listwise"], sums["bce"], sums["balance"], ev["accuracy"], ev["generalising"],
-                     ev["abstain"], time.perf_counter() - t0, router)
+                     ev["abstain"], time.perf_counter() - t0, router,
+                     sums["correction"] if model_cfg.residual > 0 else None)
         logs.append(e)
         log(e.line())
         if next_capacity is not None:

@@ -92,11 +92,12 @@ class FrontModel:
         mode, top_k, capacity = cfg.routing, cfg.top_k, cfg.capacity
         rows_rank = [0] * world.size
         rows_expert: list[list[int]] = []
-        xs = []
+        xs, nums = [], []
         for d in docs:
             ids = torch.from_numpy(d.ids).to(self.device)
             offs = torch.from_numpy(d.id_start[:-1]).to(self.device)
             num = torch.from_numpy(d.num).to(self.device)
+            nums.append(num)
             xs.append(m.ln_in(m.embed(ids, offs) + m.numeric(num)))                     # [N_i, d]
         moe_index = 0
         for block in m.blocks:
@@ -129,7 +130,7 @@ class FrontModel:
                 xs[i] = x + out
             rows_expert.append(counts)
             moe_index += 1
-        probs = [torch.sigmoid(m.head(m.ln_f(x)).squeeze(-1)).cpu() for x in xs]
+        probs = [torch.sigmoid(m.output(x, num)[0]).cpu() for x, num in zip(xs, nums)]
         return probs, BatchStats(rows_rank, rows_expert)
 
     @staticmethod

@@ -2,14 +2,16 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 
 from extractors.instructions import baseline
 from extractors.instructions.generator import detect_locale, schema_fields
-from extractors.instructions.model_data import label_document, same_value, synth_examples
-from extractors.instructions.model_features import N_BUCKETS, NUMERIC, _h, featurize, value_shape
+from extractors.instructions.model_data import label_document, reword_format, same_value, synth_examples
+from extractors.instructions.model_features import (N_BUCKETS, NUMERIC, _h, concept_matches, featurize, numeric_names,
+                                                    value_class, value_shape)
 from extractors.instructions.proposals import propose
 from extractors.spans import DocIndex
 from extractors.synth import generate
@@ -93,3 +95,63 @@ def test_synth_examples_keep_formats_together():
     ex = list(synth_examples("invoice", SCHEMA, 2, 2, split="dev", seed=1))
     assert len(ex) == 4
     assert ex[0].format_id == ex[1].format_id != ex[2].format_id
+
+
+def _proposals(seed=3):
+    sd = _docs(seed=seed)[0]
+    ix = DocIndex(sd.document)
+    specs, _ = schema_fields(SCHEMA)
+    props = {s.name: propose(ix, s, detect_locale(ix)) for s in specs}
+    baseline.score_proposals(ix, specs, props)
+    return ix, specs, props
+
+
+def test_version_2_reads_labels_through_lexicon_concepts_not_their_wording():
+    ix, specs, props = _proposals()
+    p = next(p for p in props["invoice_number"] if p.label)
+    ids = {}
+    for label in ("Factuurnummer:", "RECHNUNGSNR.", "Belegnummer", "Order reference"):
+        q = replace(p, label=label, score=p.score)
+        ids[label] = featurize(ix, specs, {"invoice_number": [q]}, version=2).ids.tolist()
+    assert ids["Factuurnummer:"] == ids["RECHNUNGSNR."] == ids["Belegnummer"]        # one concept, any language
+    assert ids["Order reference"] != ids["Belegnummer"]
+    v1 = [featurize(ix, specs, {"invoice_number": [replace(p, label=x, score=p.score)]}, version=1).ids.tolist()
+          for x in ("Factuurnummer:", "RECHNUNGSNR.")]
+    assert v1[0] != v1[1]                                                            # version 1 hashed the words
+    assert concept_matches("Rechnungsnr.")[0][0] == "invoice_number"
+    assert concept_matches("QTY")[0][0] == "col:quantity" and concept_matches("") == ()
+
+
+def test_both_feature_versions_have_their_own_numbers():
+    ix, specs, props = _proposals()
+    f1, f2 = featurize(ix, specs, props, version=1), featurize(ix, specs, props, version=2)
+    assert f1.num.shape[1] == len(numeric_names(1)) < f2.num.shape[1] == len(numeric_names(2)) == len(NUMERIC)
+    assert numeric_names(2)[:len(numeric_names(1))] == numeric_names(1)
+    same = NUMERIC.index("same_value")                                               # a count in v1, a flag in v2
+    keep = [j for j in range(f1.num.shape[1]) if j != same]
+    assert np.array_equal(f1.num[:, keep], f2.num[:, keep])
+    assert set(np.unique(f2.num[:, same])) <= {0.0, 1.0} and f1.num[:, same].max() > 1.0
+    gap, rank = NUMERIC.index("baseline_gap"), NUMERIC.index("baseline_rank")
+    for g in np.unique(f2.group):
+        m = f2.group == g
+        assert f2.num[m, gap].max() == 0.0 and f2.num[m, rank].min() == 0.0         # the baseline's best of the field
+    assert value_class("Müller GmbH") == "L|w2|G" and value_class("2019-07-01") == "Ds|w1|"
+
+
+def test_reworded_formats_print_one_new_label_per_field_on_every_document():
+    docs = _docs(docs=2, seed=5)
+    pairs = reword_format(docs, np.random.default_rng(1))
+    assert [t for _, t in pairs] == [d.truth for d in docs]
+    changed = 0
+    for (doc, _), sd in zip(pairs, docs):
+        before, after = sd.document.pages[0].text, doc.pages[0].text
+        assert len(doc.pages[0].words) > 0 and before != after
+        changed += 1
+        for name, fs in sd.truth_spans.fields.items():           # the values themselves are still printed
+            if fs.page == 1:
+                assert fs.text in after
+    again = reword_format(docs, np.random.default_rng(1))
+    assert [d.pages[0].text for d, _ in again] == [d.pages[0].text for d, _ in pairs]   # seeded
+    new_lines = [set(d.pages[0].text.splitlines()) - set(sd.document.pages[0].text.splitlines())
+                 for (d, _), sd in zip(pairs, docs)]
+    assert {ln.split(":")[0] for ln in new_lines[0]} & {ln.split(":")[0] for ln in new_lines[1]}  # same label both

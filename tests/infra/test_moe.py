@@ -225,3 +225,95 @@ def test_text_dropout_drops_whole_tokens_and_single_ids():
     m = _model("token")
     out = m(b.ids, b.offsets, b.num, b.doc, id_weights=torch.ones_like(b.ids, dtype=torch.float))
     assert torch.allclose(out.logits, m(b.ids, b.offsets, b.num, b.doc).logits)
+
+
+# -- residual on the baseline --------------------------------------------------------------------------
+
+RES = dict(TINY, residual=0.3, baseline_index=0, residual_slope=8.0, residual_threshold=0.3)
+
+
+def _base_logit(b: torch.Tensor) -> torch.Tensor:
+    return 8.0 * (b - 0.3) + math.log(0.3 / 0.7)
+
+
+@torch.no_grad()
+def test_a_residual_model_starts_as_the_baseline_and_corrects_within_beta():
+    torch.manual_seed(0)
+    m = ProposalRanker(MoEConfig(**{**RES, "routing": "expert", "capacity": 0.5})).eval()
+    ids, offsets, num, doc = _inputs([9, 14])
+    out = m(ids, offsets, num, doc)
+    assert torch.allclose(out.logits, _base_logit(num[:, 0]), atol=1e-6)        # head starts at zero
+    assert out.correction is not None and float(out.correction.abs().max()) == 0.0
+    m.head.weight.normal_(0, 3.0)                                                # a trained head: corrections
+    out = m(ids, offsets, num, doc)
+    moved = (out.logits - _base_logit(num[:, 0])).abs()
+    assert float(moved.max()) <= 8.0 * 0.3 + 1e-5 and float(moved.max()) > 0.5
+    b = num[:, 0]
+    far = (b[:, None] - b[None, :]) > 2 * 0.3 + 1e-6                             # pairs the baseline sets apart
+    assert bool((out.logits[:, None] > out.logits[None, :])[far].all())          # ... keep their order
+
+
+def test_residual_config_is_checked_and_round_trips(tmp_path):
+    with pytest.raises(ValueError):
+        MoEConfig(**{**RES, "baseline_index": 3})                                # only 3 numeric columns
+    with pytest.raises(ValueError):
+        MoEConfig(**{**RES, "residual": -0.1})
+    torch.manual_seed(1)
+    m = ProposalRanker(MoEConfig(**{**RES, "routing": "expert", "capacity": 0.5})).eval()
+    with torch.no_grad():
+        m.head.weight.normal_(0, 1.0)
+    x = _inputs([10, 7])
+    m2, _ = load(save(tmp_path / "r.pt", m, {}, half=False))
+    assert m2.cfg == m.cfg and torch.equal(m(*x).logits, m2(*x).logits)
+
+
+def test_residual_training_logs_the_correction_and_learns():
+    tr, va = _toy_set(12, 0), _toy_set(4, 1)
+    res = train(MoEConfig(**RES), TrainConfig(schedule="token", epochs=3, docs_per_batch=4, lr=2e-2, warmup_steps=2,
+                                              probe_docs=4, bce_coef=0.0, correction_coef=0.1), tr, va, log=lambda s: None)
+    assert all(e.correction is not None and 0.0 <= e.correction <= 1.0 for e in res.log)
+    assert res.log[-1].correction > 0.0 and res.log[-1].val_accuracy > 0.5
+
+
+@pytest.fixture(scope="module")
+def world():
+    import socket
+
+    from infra.serve.comm import init_world
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    w = init_world(0, 1, "127.0.0.1", port, timeout_s=60)
+    try:
+        yield w
+    finally:
+        w.close()
+
+
+@pytest.mark.distributed
+def test_the_model_server_front_computes_a_residual_model_bit_for_bit(world):
+    """infra/serve reuses the model's output step (`ProposalRanker.output`), baseline residual included."""
+    from infra.serve.front import DocInput, FrontModel
+    from infra.serve.placement import EMPTY, holders
+    from infra.serve.shard import ExpertShard
+    torch.manual_seed(2)
+    m = ProposalRanker(MoEConfig(**{**RES, "routing": "expert", "capacity": 0.5})).eval()
+    with torch.no_grad():
+        m.head.weight.normal_(0, 1.0)
+    docs = []
+    for n, seed in ((9, 1), (30, 2), (4, 3)):
+        ids, offsets, num, _ = _inputs([n], seed=seed)
+        start = torch.cat([offsets, torch.tensor([ids.numel()])])
+        docs.append((ids.numpy().astype(np.int64), start.numpy().astype(np.int64), num.numpy().astype(np.float32)))
+    with torch.no_grad():
+        want = [torch.sigmoid(m(torch.from_numpy(i), torch.from_numpy(s[:-1]), torch.from_numpy(x),
+                                torch.zeros(x.shape[0], dtype=torch.long)).logits) for i, s, x in docs]
+    front = FrontModel(m, world.device)
+    experts = front.take_experts()
+    shard = ExpertShard(len(experts), 16, 8, world.device)
+    shard.load_all(experts, world.device)
+    placement = torch.full((2, 1, 4), EMPTY, dtype=torch.long)
+    placement[:, 0] = torch.arange(4)
+    got, _ = front.forward(world, 1, shard, holders(placement, 4), [DocInput(*d) for d in docs])
+    for g, w in zip(got, want):
+        assert torch.equal(g, w)
