@@ -13,6 +13,7 @@ import numpy as np
 import torch
 
 from extractors.instructions.model_scorer import ModelScorer
+from infra.model.moe import MoEConfig
 from infra.serve.client import ModelClient
 
 __all__ = ["RemoteScorer", "remote_scorer"]
@@ -25,6 +26,7 @@ class RemoteScorer(ModelScorer):
         status = client.status()
         meta = {"feature_version": status.model.feature_version, "server": client.url}
         super().__init__(None, meta, Path(status.model.weights))     # checks the feature version
+        self.cfg = MoEConfig(**status.model.config)                    # a residual model's map is applied here
         self.client = client
         self.name = f"model:{Path(status.model.weights).stem}@{client.url}"
 

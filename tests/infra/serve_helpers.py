@@ -15,16 +15,21 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def write_weights(path: Path, *, seed: int = 0, d_model: int = 16, d_expert: int = 32, n_experts: int = 8,
-                  n_layer: int = 2, routing: str = "token") -> Path:
-    """A freshly initialised ranker with the pipeline's feature sizes, saved as the project saves one."""
-    from extractors.instructions.model_features import FEATURE_VERSION, N_BUCKETS, N_NUMERIC
+                  n_layer: int = 2, routing: str = "token", residual: float = 0.0) -> Path:
+    """A freshly initialised ranker with the pipeline's feature sizes, saved as the project saves one
+    (`residual` > 0: a correction of the baseline's score, as shipped, with a random non-zero head)."""
+    from extractors.instructions.model_features import FEATURE_VERSION, N_BUCKETS, N_NUMERIC, numeric_names
     from infra.model.checkpoint import save
     from infra.model.moe import MoEConfig, ProposalRanker
 
     torch.manual_seed(seed)
     cfg = MoEConfig(n_buckets=N_BUCKETS, n_numeric=N_NUMERIC, d_model=d_model, d_expert=d_expert,
-                    n_experts=n_experts, n_layer=n_layer, routing=routing)
-    return save(path, ProposalRanker(cfg), {"feature_version": FEATURE_VERSION})
+                    n_experts=n_experts, n_layer=n_layer, routing=routing, residual=residual,
+                    baseline_index=numeric_names(FEATURE_VERSION).index("baseline"))
+    model = ProposalRanker(cfg)
+    if residual > 0:                             # zero at initialisation: make the correction matter
+        torch.nn.init.normal_(model.head.weight, std=1.0)
+    return save(path, model, {"feature_version": FEATURE_VERSION})
 
 
 def random_docs(n_docs: int, n_buckets: int, n_numeric: int, *, seed: int = 0, max_tokens: int = 300

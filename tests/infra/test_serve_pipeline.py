@@ -1,7 +1,7 @@
 """The pipeline against a model server that scales while the batch runs gives the rows of an in-process run.
 
 Real parts throughout: PostgreSQL (one fresh database per run), the pipeline's `run_batch`, a
-4-process server on loopback, a freshly initialised ranker with the pipeline's feature sizes (its
+4-process server on loopback, a freshly initialised residual ranker with the pipeline's feature sizes (its
 choices are poor, which does not matter: both runs must make the same ones). Documents are processed
 one at a time so that which format each learns does not depend on thread timing; a second client
 keeps sending documents meanwhile, so the pipeline's calls are batched with other callers' while
@@ -73,7 +73,7 @@ def test_pipeline_batch_against_a_scaling_server_equals_in_process(tmp_path: Pat
     for sd in generate(2, 2, kind="invoice", seed=5, split="dev"):
         (folder / f"{sd.doc_id}.pdf").write_bytes(to_pdf(sd))
     sources = collect_sources([str(folder)], skip=ground_truth_sidecar)
-    weights = write_weights(tmp_path / "tiny.pt", seed=3)
+    weights = write_weights(tmp_path / "tiny.pt", seed=3, residual=0.3)      # residual, as shipped
 
     threads_before = torch.get_num_threads()
     torch.set_num_threads(1)                    # the server's ranks run with one thread each
