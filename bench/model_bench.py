@@ -1,7 +1,7 @@
 """Model-only figures for the proposal ranker: what the generator writes, without verification or repair.
 
     python bench/model_bench.py --weights infra/model/weights/moe.pt [--weights other.pt ...]
-                                [--formats 20 --docs 3] [--dev-limit N] [--out bench/results/model.json]
+                                [--formats 20 --docs 3] [--dev-limit N] [--splits] [--out bench/results/model.json]
 
 For each scorer (the baseline, then each weights file):
   * unseen synthetic formats (invoices, receipts; split `unseen`, never seen in training): instructions
@@ -10,7 +10,10 @@ For each scorer (the baseline, then each weights file):
     for the rest of a batch of a new format);
   * ../shared/data (invoices; receipts from their OCR lines): field accuracy of instructions
     generated from each document and applied to it (held-out real documents; ground truth used for
-    scoring only);
+    scoring only). `dev` = all invoices and the first `--dev-limit` receipts (by id). With `--splits`
+    every dev document is scored and also reported by the fixed split used to choose the model:
+    `selection` = the first 300 receipts by id and the invoices whose id starts with `zugferd-fx22`
+    or `i2d` (looked at while choosing), `rest` = all the others (not looked at while choosing);
   * expert slots per token (routing after training; token choice: top-k), inference ms per document
     (the model call alone, and the whole `generate`), documents/s, parameters and weight memory.
 Fields scored: the scalar fields present in the truth (line items are chosen by `propose_tables`,
@@ -59,14 +62,16 @@ def synth_sets(formats: int, docs: int, seed: int) -> dict[str, list[list[tuple[
     return out
 
 
-def dev_sets(limit: int | None) -> dict[str, list[tuple[DocIndex, dict]]]:
+def dev_sets(limit: int | None) -> dict[str, list[tuple[str, DocIndex, dict]]]:
+    """(id, document, truth) of the dev invoices and the first `limit` receipts (all with None), by id."""
     from extractors.parsers import parse
     from infra.config import Settings
     settings = Settings.load()
-    out: dict[str, list[tuple[DocIndex, dict]]] = {"invoice": [], "receipt": []}
+    out: dict[str, list[tuple[str, DocIndex, dict]]] = {"invoice": [], "receipt": []}
     rows = [json.loads(line) for line in (DATA / "manifest.jsonl").read_text().splitlines()]
     for set_name, kind in (("invoices", "invoice"), ("receipts", "receipt")):
-        sel = sorted((r for r in rows if r["set"] == set_name), key=lambda r: r["id"])[:limit]
+        sel = sorted((r for r in rows if r["set"] == set_name), key=lambda r: r["id"])
+        sel = sel if kind == "invoice" else sel[:limit]
         for r in sel:
             path = DATA / (r.get("ocr") or r["document"] if kind == "receipt" else r["document"])
             try:
@@ -74,11 +79,25 @@ def dev_sets(limit: int | None) -> dict[str, list[tuple[DocIndex, dict]]]:
             except Exception as exc:  # noqa: BLE001 - a document the parsers refuse is reported, not scored
                 print(f"skip {path.name}: {exc}", file=sys.stderr)
                 continue
-            out[kind].append((DocIndex(doc), json.loads((DATA / r["ground_truth"]).read_text())))
+            out[kind].append((r["id"], DocIndex(doc), json.loads((DATA / r["ground_truth"]).read_text())))
     return out
 
 
-def run_scorer(name: str, scorer, synth, dev) -> dict:
+SELECTION_RECEIPTS = 300
+SELECTION_INVOICE_PREFIXES = ("zugferd-fx22", "i2d")
+
+
+def in_selection(kind: str, doc_id: str, receipt_rank: int) -> bool:
+    """The fixed split the model was chosen on: the first 300 receipts by id, the invoices whose id
+    starts with `zugferd-fx22` or `i2d`. Everything else is `rest`."""
+    if kind == "receipt":
+        return receipt_rank < SELECTION_RECEIPTS
+    return doc_id.startswith(SELECTION_INVOICE_PREFIXES)
+
+
+def run_scorer(name: str, scorer, synth, dev, dev_limit: int | None = None) -> dict:
+    """Figures of one scorer (None: the baseline). `dev` holds every document to score; `dev_limit`
+    says which receipts count towards `dev` (the first N), the rest count only in their split."""
     res: dict = {"scorer": name}
     gen_ms: list[float] = []
     model_ms: list[float] = []
@@ -112,13 +131,19 @@ def run_scorer(name: str, scorer, synth, dev) -> dict:
                                 "fields": first[1] + replay[1]}
     for kind, docs in dev.items():
         schema = _schema(kind)
-        right = total = 0
-        for ix, truth in docs:
+        parts = {"dev": [0, 0, 0], "selection": [0, 0, 0], "rest": [0, 0, 0]}
+        for rank, (doc_id, ix, truth) in enumerate(docs):
             g = generate(ix, schema, scorer=call)
             r, n = _score(g.extraction.record, truth, fuzzy=kind == "receipt")
-            right += r
-            total += n
-        res[f"dev_{kind}"] = {"accuracy": round(right / max(total, 1), 4), "fields": total, "documents": len(docs)}
+            names = ["selection" if in_selection(kind, doc_id, rank) else "rest"]
+            if kind == "invoice" or dev_limit is None or rank < dev_limit:
+                names.append("dev")
+            for name in names:
+                parts[name][0] += r
+                parts[name][1] += n
+                parts[name][2] += 1
+        for name, (right, total, n_docs) in parts.items():
+            res[f"{name}_{kind}"] = {"accuracy": round(right / max(total, 1), 4), "fields": total, "documents": n_docs}
     res["generate_ms_p50"] = round(statistics.median(gen_ms), 1) if gen_ms else None
     res["model_ms_p50"] = round(statistics.median(model_ms), 2) if model_ms else None
     res["docs_per_s"] = round(1000 / statistics.median(gen_ms), 2) if gen_ms else None
@@ -126,6 +151,8 @@ def run_scorer(name: str, scorer, synth, dev) -> dict:
         m = scorer.model
         cfg = m.cfg
         res["routing"] = cfg.routing
+        res["residual"] = getattr(cfg, "residual", 0.0)
+        res["feature_version"] = scorer.meta.get("feature_version")
         res["capacity"] = cfg.capacity if cfg.routing == "expert" else None
         res["expert_slots_per_token"] = (cfg.top_k if cfg.routing == "token" else cfg.capacity) if cfg.n_experts else None
         res["params"] = m.n_params()
@@ -142,7 +169,9 @@ def main(argv=None) -> int:
     ap.add_argument("--formats", type=int, default=20)
     ap.add_argument("--docs", type=int, default=3)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--dev-limit", type=int, default=None, help="first N documents of each dev set")
+    ap.add_argument("--dev-limit", type=int, default=None, help="first N receipts of the dev set (`dev` column)")
+    ap.add_argument("--splits", action="store_true",
+                    help="score every dev document and also report the selection / rest split")
     ap.add_argument("--no-dev", action="store_true")
     ap.add_argument("--no-baseline", action="store_true", help="skip the baseline row")
     ap.add_argument("--threads", type=int, default=1)
@@ -152,12 +181,13 @@ def main(argv=None) -> int:
     from extractors.instructions.model_scorer import model_scorer
 
     synth = synth_sets(args.formats, args.docs, args.seed)
-    dev = {"invoice": [], "receipt": []} if args.no_dev or not DATA.is_dir() else dev_sets(args.dev_limit)
-    results = [] if args.no_baseline else [run_scorer("baseline", None, synth, dev)]
+    dev = {"invoice": [], "receipt": []} if args.no_dev or not DATA.is_dir() else \
+        dev_sets(None if args.splits else args.dev_limit)
+    results = [] if args.no_baseline else [run_scorer("baseline", None, synth, dev, args.dev_limit)]
     if results:
         print(json.dumps(results[-1]), file=sys.stderr, flush=True)
     for w in args.weights:
-        results.append(run_scorer(w.stem, model_scorer(w), synth, dev))
+        results.append(run_scorer(w.stem, model_scorer(w), synth, dev, args.dev_limit))
         print(json.dumps(results[-1]), file=sys.stderr, flush=True)
     print("| scorer | synth invoices first / replay | synth receipts first / replay | dev invoices | dev receipts | "
           "expert slots/token | generate ms p50 | model ms p50 | params | memory MB |")
@@ -167,6 +197,14 @@ def main(argv=None) -> int:
         print(f"| {r['scorer']} | {si['first']:.3f} / {si['replay']:.3f} | {sr['first']:.3f} / {sr['replay']:.3f} | "
               f"{r['dev_invoice']['accuracy']:.3f} | {r['dev_receipt']['accuracy']:.3f} | {r.get('expert_slots_per_token') or '-'} | "
               f"{r['generate_ms_p50']} | {r.get('model_ms_p50') or '-'} | {r.get('params') or '-'} | {r.get('memory_mb_fp32') or '-'} |")
+    if args.splits:
+        print()
+        print("| scorer | selection invoices | selection receipts | rest invoices | rest receipts |")
+        print("|---|---|---|---|---|")
+        for r in results:
+            cell = lambda k: f"{r[k]['accuracy']:.3f} ({r[k]['documents']} docs)"
+            print(f"| {r['scorer']} | {cell('selection_invoice')} | {cell('selection_receipt')} | "
+                  f"{cell('rest_invoice')} | {cell('rest_receipt')} |")
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(results, indent=1))
