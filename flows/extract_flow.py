@@ -24,7 +24,7 @@ from prefect.futures import as_completed
 from prefect.context import FlowRunContext
 
 from flows.batch import collect_sources, ground_truth_sidecar
-from flows.jobs import JobOptions, build_job
+from flows.jobs import DEFAULT_GENERATOR, JobOptions, build_job
 from flows.pipeline import Job, RunContext, open_context, process_document
 from flows.progress import Progress
 from flows.results import ResultsWriter, Row, Summary, summarize
@@ -67,7 +67,7 @@ def extract_document_in_worker(source: str, opts: JobOptions) -> Row:
 
 @flow(name="docassay-extract", persist_result=False, log_prints=False)
 def extract_flow(paths: list[str], schema_path: str, out: str, rules: str | None = None, home: str | None = None,
-                 db: str | None = None, generator: str = "baseline", concurrency: int = 2,
+                 db: str | None = None, generator: str = DEFAULT_GENERATOR, concurrency: int = 2,
                  max_error_ratio: float | None = None, quiet: bool = True, project: str | None = None,
                  user: str | None = None, retry_from: str | None = None, parser: str = "local",
                  index: str | None = None, model_url: str | None = None) -> dict:

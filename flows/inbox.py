@@ -54,7 +54,7 @@ from prefect.cache_policies import NO_CACHE
 from prefect.futures import wait
 
 from flows.batch import is_document_key
-from flows.jobs import JobOptions
+from flows.jobs import DEFAULT_GENERATOR, JobOptions
 from flows.pipeline import process_document
 from flows.results import Row
 from flows.workers import close as close_context
@@ -88,7 +88,7 @@ class InboxSpec:
     rules: str | None = None
     home: str | None = None
     db: str | None = None
-    generator: str = "baseline"
+    generator: str = DEFAULT_GENERATOR
     parser: str = "local"
     index: str | None = None
     concurrency: int = 2
@@ -477,7 +477,7 @@ def _as_tasks(spec: InboxSpec, run_id: str) -> Submit:
 
 @flow(name="docassay-inbox", persist_result=False, log_prints=False)
 def inbox_flow(inbox: str, schema_path: str, dest: str, rules: str | None = None, home: str | None = None,
-               db: str | None = None, generator: str = "baseline", parser: str = "local", index: str | None = None,
+               db: str | None = None, generator: str = DEFAULT_GENERATOR, parser: str = "local", index: str | None = None,
                concurrency: int = 2, after: str = "move", lease_s: float = 120.0, settle_s: float = 2.0,
                max_attempts: int = 3) -> dict:
     """Process what waits in `inbox` (module docstring); returns the run's summary."""

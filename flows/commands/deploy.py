@@ -54,7 +54,8 @@ def _inbox_options(p: argparse.ArgumentParser, *, repeat: bool) -> None:
     p.add_argument("--index", help="format index: s3vectors://bucket/index (default: faiss under --home)")
     p.add_argument("--parser", choices=PARSERS, default="local",
                    help="who reads images and scans: local OCR (default) or Amazon Textract")
-    p.add_argument("--generator", choices=GENERATORS, default="baseline")
+    p.add_argument("--generator", choices=GENERATORS, default="model",
+                   help="how instructions for new formats are written: model (default) or baseline")
     p.add_argument("--concurrency", type=int, default=2, help="documents processed at once (default 2)")
     p.add_argument("--task-runner", default="threads",
                    help="threads (default), dask, dask:N (local cluster of N processes) or tcp://scheduler:port")

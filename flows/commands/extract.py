@@ -27,8 +27,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_store_options(p)
     p.add_argument("--model-url", help="URL of a running `docassay model serve` (default: $DOCASSAY_MODEL_URL, "
                                        "else the model runs in-process); implies --generator model")
-    p.add_argument("--generator", choices=GENERATORS, default=None,
-                   help="how instructions for new formats are written (default: model with --model-url, else baseline)")
+    p.add_argument("--generator", choices=GENERATORS, default="model",
+                   help="how instructions for new formats are written: the MoE model (default; on the server of "
+                        "--model-url if given, else in-process) or the baseline (label similarity, no model tokens)")
     p.add_argument("--concurrency", type=int, default=2, help="documents processed at once (default 2)")
     p.add_argument("--max-error-ratio", type=float, default=None,
                    help="fail (exit 1) when more than this share of documents end failed/error/quota_exceeded")
@@ -49,7 +50,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    args.generator = args.generator or ("model" if args.model_url else "baseline")
     return _run(args)
 
 
