@@ -1,9 +1,11 @@
 """The value of each part, measured: the full pipeline against the same pipeline with one part off.
 
-    python -m bench.ablations [--sets synth-invoices-unseen,dev-invoices] [--variants full,no-repair,no-reuse,model]
+    python -m bench.ablations [--sets synth-invoices-unseen,dev-invoices] [--variants full,no-repair,no-fixer,no-troubleshooter,no-reuse,model]
 
   full        format reuse + repair, baseline generator (label-similarity scorer)
   no-repair   no fixer (new formats) and no troubleshooter (known formats): the first verdict stands
+  no-fixer    the troubleshooter only: a new format's first instructions stand as generated
+  no-troubleshooter  the fixer only: a known format's failed replay is not troubleshot
   no-reuse    every document treated as a new format (no stored instructions replayed)
   model       the MoE model generator (`--generator model`, extractors.instructions.model_scorer)
               instead of the baseline; reported as pending while that module is not in the checkout

@@ -34,6 +34,8 @@ class PassSpec:
     reuse_formats: bool = True
     repair: bool = True
     generator: str = "baseline"                 # baseline | model
+    fixer: bool = True                          # with repair: the fixer (new formats) runs
+    troubleshooter: bool = True                 # with repair: the troubleshooter (known formats) runs
 
 
 @dataclass
@@ -115,7 +117,8 @@ def build_job(spec: PassSpec):  # -> flows.pipeline.Job
     folder = ROOT / "examples" / f"{spec.kind}s"
     settings = Settings.load(home=Path(spec.home), db=spec.dsn, concurrency=1)
     job = Job(schema=load_schema(folder / "schema.json"), rules=load_rule_pack(folder / "rules"),
-              settings=settings, generator=spec.generator, reuse_formats=spec.reuse_formats, repair=spec.repair)
+              settings=settings, generator=spec.generator, reuse_formats=spec.reuse_formats, repair=spec.repair,
+              fixer=spec.fixer, troubleshooter=spec.troubleshooter)
     if spec.generator == "model":
         ok, why = model_status()
         if not ok:

@@ -30,11 +30,15 @@ class Variant:
     reuse_formats: bool = True
     repair: bool = True
     generator: str = "baseline"
+    fixer: bool = True
+    troubleshooter: bool = True
 
 
 VARIANTS = {
     "full": Variant("full"),
     "no-repair": Variant("no-repair", repair=False),
+    "no-fixer": Variant("no-fixer", fixer=False),
+    "no-troubleshooter": Variant("no-troubleshooter", troubleshooter=False),
     "no-reuse": Variant("no-reuse", reuse_formats=False),
     "model": Variant("model", generator="model"),
 }
@@ -136,7 +140,8 @@ class Session:
         tag = f"{set_name}.{variant.name}.{label}.{uuid.uuid4().hex[:6]}"
         return PassSpec(tag, kind_of(set_name), [d.path for d in self.docs(set_name)],
                         home or str(self.scratch / "homes" / tag), dsn or self.fresh_dsn(),
-                        variant.reuse_formats if reuse is None else reuse, variant.repair, variant.generator)
+                        variant.reuse_formats if reuse is None else reuse, variant.repair, variant.generator,
+                        fixer=variant.fixer, troubleshooter=variant.troubleshooter)
 
     def first_batch(self, set_name: str, variant: Variant = VARIANTS["full"]) -> PassResult:
         """The documents as a first batch on an empty library (memoised): with reuse, the first

@@ -61,6 +61,8 @@ class Job:
     generator: str = "baseline"                  # baseline | model
     reuse_formats: bool = True                   # ablation: False treats every document as new
     repair: bool = True                          # ablation: False skips fixer and troubleshooter
+    fixer: bool = True                           # ablation: False skips the fixer alone (new formats)
+    troubleshooter: bool = True                  # ablation: False skips the troubleshooter alone (known formats)
     scorer: Scorer | None = None                 # set from `generator` by the caller (model or baseline)
     budget: "Budget | None" = None               # token quotas (infra.quota); None = unmetered
     policy: LifecyclePolicy = field(default_factory=LifecyclePolicy.load)
@@ -304,7 +306,7 @@ def _replay(known: FormatMatch, d: _Doc, job: Job, ctx: RunContext, row: Row, ti
                 return None
             d.other_layout = d.generated is not None and d.generated.verdict.passed
         d.extraction = ext
-    if job.repair:
+    if job.repair and job.troubleshooter:
         with timer.stage("repair"):
             result = troubleshoot(ext, verdict, check, max_attempts=s.max_attempts,
                                   required=set(job.schema.get("required", [])))
@@ -357,7 +359,7 @@ def _generate_fixed(d: _Doc, job: Job, row: Row, timer: _Timer, check: VerifyFn)
     with timer.stage("verify"):
         verdict = check(gen.extraction.record, gen.extraction)
     result = RepairResult(gen.extraction, verdict, gen.instructions)
-    if not verdict.passed and job.repair and verdict.repairable:
+    if not verdict.passed and job.repair and job.fixer and verdict.repairable:
         with timer.stage("repair"):
             result = fix(d.ix, gen, gen.extraction, verdict, check, max_attempts=s.max_attempts)
     d.generated = result

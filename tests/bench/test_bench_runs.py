@@ -46,6 +46,9 @@ def test_ablation_variants_switch_their_part_off(session: Session):
     report, res = ablations.run_variant(session, "synth-invoices-unseen", "no-repair")
     assert report.n == 2 and not any(r.status == "repaired" for r in res.rows)
     assert res.spec.repair is False and VARIANTS["no-repair"].reuse_formats
+    report, res = ablations.run_variant(session, "synth-invoices-unseen", "no-fixer")
+    assert res.spec.fixer is False and res.spec.troubleshooter and res.spec.repair
+    assert not any(r.status == "repaired" for r in res.rows if r.match == "new")
 
 
 def test_speed_measure_reports_both_paths(session: Session):

@@ -96,6 +96,22 @@ def test_ablation_switches(tmp_path: Path, pg_fresh_dsn: str) -> None:
     assert all("repair" not in r.timings_ms for r in rows)
 
 
+def test_fixer_switch_leaves_new_formats_unrepaired(tmp_path: Path, pg_fresh_dsn: str) -> None:
+    """fixer=False: a new format's first instructions stand, so nothing on the new path is repaired,
+    where the same documents with the fixer get at least one repair attempt."""
+    docs = [str(p) for p in _write_synth(tmp_path / "in", n_formats=2, n_docs=1, seed=11)]
+    timings = {}
+    for fixer in (True, False):
+        job = _job(tmp_path / str(fixer), pg_fresh_dsn, reuse_formats=False, fixer=fixer)
+        with open_context(job.settings) as ctx:
+            rows = run_batch(docs, job, ctx)
+        assert all(r.format["match"] in ("new", None) for r in rows)
+        timings[fixer] = ["repair" in r.timings_ms for r in rows]
+        if not fixer:
+            assert not any(r.status == "repaired" for r in rows)
+    assert any(timings[True]) and not any(timings[False])
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(not (DATA / "invoices").exists(), reason="shared dev data not present")
 def test_dev_invoices_one_row_each_and_reuse(tmp_path: Path, pg_fresh_dsn: str) -> None:
