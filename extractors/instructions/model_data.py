@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Callable, Iterator, Mapping
 
 import numpy as np
@@ -33,7 +34,7 @@ from extractors.synth import SynthDoc, generate
 from infra.model.tokens import TokenSet
 
 __all__ = ["DocExample", "Labelled", "same_value", "label_proposals", "to_tokens", "label_document", "synth_labelled",
-           "synth_examples", "token_set"]
+           "as_ocr_lines", "synth_examples", "token_set"]
 
 
 @dataclass
@@ -165,18 +166,25 @@ def _sample(group: np.ndarray, positive: np.ndarray, score: np.ndarray, negative
 
 
 def synth_labelled(kind: str, schema: Mapping[str, object], n_formats: int, docs_per_format: int, *,
-                   split: str, seed: int, reword: float = 0.0,
+                   split: str, seed: int, reword: float = 0.0, ocr_share: float = 0.0,
                    progress: Callable[[int], None] | None = None) -> Iterator[Labelled]:
     """Labelled documents of `n_formats` synthetic formats of `split`, `docs_per_format` each; a
-    `reword` share of the formats (drawn with `seed`) get their field labels reworded (`reword_format`)."""
+    `reword` share of the formats (drawn with `seed`) get their field labels reworded (`reword_format`);
+    an `ocr_share` of the others (one-page formats) are read as OCR line files (`as_ocr_lines`)."""
     specs, _ = schema_fields(schema)
     batch: list[SynthDoc] = []
     done = 0
     rng = np.random.default_rng([seed, 7])
+    ocr_rng = np.random.default_rng([seed, 11])          # its own stream: ocr_share=0 draws as before
 
     def flush() -> Iterator[Labelled]:
         nonlocal done
-        pairs = reword_format(batch, rng) if reword and rng.random() < reword else [(sd.document, sd.truth) for sd in batch]
+        if reword and rng.random() < reword:
+            pairs = reword_format(batch, rng)
+        elif ocr_share and ocr_rng.random() < ocr_share and all(len(sd.document.pages) == 1 for sd in batch):
+            pairs = [(as_ocr_lines(sd), sd.truth) for sd in batch]
+        else:
+            pairs = [(sd.document, sd.truth) for sd in batch]
         ixs = [DocIndex(doc) for doc, _ in pairs]
         for i, sd in enumerate(batch):
             sib = [(ixs[j], batch[j].truth) for j in range(len(batch)) if j != i]
@@ -194,6 +202,25 @@ def synth_labelled(kind: str, schema: Mapping[str, object], n_formats: int, docs
         batch.append(sd)
     if batch:
         yield from flush()
+
+
+def as_ocr_lines(sd: SynthDoc) -> Document:
+    """A one-page synthetic document as the OCR-lines parser reads a line file of its scan (the input
+    of the dev receipts): pixel boxes of a slightly rotated image, no font sizes, no bold, lines
+    rebuilt from word geometry. Text and truth are unchanged."""
+    import json
+
+    from extractors.parsers.ocr_lines import OcrLinesParser
+    from extractors.synth import to_ocr_lines
+
+    data = json.dumps(to_ocr_lines(sd, augment=True)).encode()
+    return OcrLinesParser().parse(data, f"{sd.doc_id}.ocr.json", _settings())
+
+
+@lru_cache(maxsize=1)
+def _settings():
+    from infra.config import Settings
+    return Settings.load()
 
 
 def synth_examples(kind: str, schema: Mapping[str, object], n_formats: int, docs_per_format: int, *,

@@ -18,6 +18,7 @@ NEGATIVES = (8, 16)      # per field in training: the baseline's 8 best wrong pr
 RESIDUAL = 0.3           # default beta of `--residual` (the shipped model)
 CORRECTION_COEF = 0.1    # default of `--correction-coef` (the shipped model)
 REWORD = 0.0             # default of `--reword`
+OCR_SHARE = 0.5          # default of `--ocr-share` (the shipped model)
 DEFAULT_WEIGHTS = Path(__file__).resolve().parents[2] / "infra" / "model" / "weights" / "moe.pt"
 
 
@@ -55,6 +56,9 @@ def _add_train(p: argparse.ArgumentParser) -> None:
     p.add_argument("--bce-coef", type=float, default=None,
                    help="weight of the calibration loss (default 1 without a residual; 0 with one, whose map from "
                         "score to probability is the baseline's and is not learned)")
+    p.add_argument("--ocr-share", type=float, default=OCR_SHARE,
+                   help=f"share of one-page training formats read as OCR line files of their scans "
+                        f"(no font sizes; default {OCR_SHARE})")
     p.add_argument("--reword", type=float, default=REWORD,
                    help=f"share of training formats whose field labels are reworded with other lexicon phrasings "
                         f"(default {REWORD})")
@@ -94,7 +98,7 @@ def _run_train(args: argparse.Namespace) -> int:
     res = train(mcfg, tcfg, train_set, val_set, log=lambda s: print(s, file=sys.stderr, flush=True))
     meta = {"feature_version": version, "schedule": args.schedule, "seed": args.seed, "residual": args.residual,
             "data": {"kinds": ["invoice", "receipt"], "train_formats_per_kind": args.formats, "docs_per_format": args.docs,
-                     "reword": args.reword,
+                     "reword": args.reword, "ocr_share": args.ocr_share,
                      "val_formats_per_kind": args.val_formats, "train_docs": train_set.n_docs,
                      "train_tokens": train_set.n_tokens, "val_docs": val_set.n_docs},
             "train": {**res.summary(), "config": vars(tcfg) if hasattr(tcfg, "__dict__") else {}},
@@ -128,7 +132,9 @@ def _data(args: argparse.Namespace):
     sets = {}
     for split, n in (("train", args.formats), ("dev", args.val_formats)):
         reword = args.reword if split == "train" else 0.0
-        stem = f"{split}-{n}x{args.docs}-seed{args.seed}" + (f"-reword{reword:g}" if reword else "")
+        ocr = args.ocr_share if split == "train" else 0.0
+        stem = f"{split}-{n}x{args.docs}-seed{args.seed}" + (f"-reword{reword:g}" if reword else "") + \
+            (f"-ocr{ocr:g}" if ocr else "")
         cache = args.data_cache / f"{stem}-v{version}.npz" if args.data_cache else None
         if cache is not None and cache.is_file():
             sets[split] = TokenSet.load(cache)
@@ -143,7 +149,8 @@ def _data(args: argparse.Namespace):
                 labelled = pickle.loads(raw.read_bytes())
             else:
                 schema = json.loads((EXAMPLES / folder / "schema.json").read_text())
-                labelled = list(synth_labelled(kind, schema, n, args.docs, split=split, seed=args.seed, reword=reword))
+                labelled = list(synth_labelled(kind, schema, n, args.docs, split=split, seed=args.seed, reword=reword,
+                                                ocr_share=ocr))
                 print(f"{split} {kind}: {len(labelled)} documents labelled in {time.perf_counter() - t:.0f} s",
                       file=sys.stderr, flush=True)
                 if raw is not None:

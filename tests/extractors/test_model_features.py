@@ -9,7 +9,8 @@ import numpy as np
 
 from extractors.instructions import baseline
 from extractors.instructions.generator import detect_locale, schema_fields
-from extractors.instructions.model_data import label_document, reword_format, same_value, synth_examples
+from extractors.instructions.model_data import (as_ocr_lines, label_document, reword_format, same_value, synth_examples,
+                                                synth_labelled)
 from extractors.instructions.model_features import (N_BUCKETS, NUMERIC, _h, concept_matches, featurize, numeric_names,
                                                     value_class, value_shape)
 from extractors.instructions.proposals import propose
@@ -155,3 +156,20 @@ def test_reworded_formats_print_one_new_label_per_field_on_every_document():
     new_lines = [set(d.pages[0].text.splitlines()) - set(sd.document.pages[0].text.splitlines())
                  for (d, _), sd in zip(pairs, docs)]
     assert {ln.split(":")[0] for ln in new_lines[0]} & {ln.split(":")[0] for ln in new_lines[1]}  # same label both
+
+
+def test_ocr_share_reads_formats_as_ocr_line_files_with_the_same_truth():
+    receipt_schema = json.loads((Path(__file__).resolve().parents[2] / "examples" / "receipts" / "schema.json").read_text())
+    plain = list(synth_labelled("receipt", receipt_schema, 2, 2, split="dev", seed=4))
+    ocr = list(synth_labelled("receipt", receipt_schema, 2, 2, split="dev", seed=4, ocr_share=1.0))
+    assert [lab.doc_id for lab in ocr] == [lab.doc_id for lab in plain]
+    for p, o in zip(plain, ocr):
+        assert p.ix.doc.parser == "synth" and o.ix.doc.parser == "ocr-lines"
+        assert o.annotated == p.annotated
+        assert any(v.any() for v in o.value_ok.values())            # the truth is still found in the OCR lines
+    sd = generate(1, 1, kind="receipt", seed=4, split="dev").__next__()
+    doc = as_ocr_lines(sd)
+    assert all(w.font_size is None for w in doc.pages[0].words)     # a line file carries no font sizes
+    assert sorted(doc.pages[0].text.split()) == sorted(sd.document.pages[0].text.split())   # same words, new geometry
+    assert synth_labelled("receipt", receipt_schema, 1, 2, split="dev", seed=4, ocr_share=0.0).__next__().ix.doc.parser \
+        == "synth"
