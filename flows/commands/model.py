@@ -56,6 +56,9 @@ def _add_train(p: argparse.ArgumentParser) -> None:
     p.add_argument("--bce-coef", type=float, default=None,
                    help="weight of the calibration loss (default 1 without a residual; 0 with one, whose map from "
                         "score to probability is the baseline's and is not learned)")
+    p.add_argument("--capacity-reference", choices=("expert", "token"), default="expert",
+                   help="accuracy the capacity schedule may not fall 1 point below: the first expert-choice "
+                        "epoch's (default) or token choice's best (shrinks further)")
     p.add_argument("--ocr-share", type=float, default=OCR_SHARE,
                    help=f"share of one-page training formats read as OCR line files of their scans "
                         f"(no font sizes; default {OCR_SHARE})")
@@ -94,7 +97,8 @@ def _run_train(args: argparse.Namespace) -> int:
                      residual=args.residual, baseline_index=names.index("baseline"), residual_threshold=MIN_SCORE)
     bce = args.bce_coef if args.bce_coef is not None else (0.0 if args.residual > 0 else 1.0)
     tcfg = TrainConfig(schedule=args.schedule, epochs=args.epochs, seed=args.seed, bce_coef=bce,
-                       text_dropout=args.text_dropout, id_dropout=args.id_dropout, correction_coef=args.correction_coef)
+                       text_dropout=args.text_dropout, id_dropout=args.id_dropout, correction_coef=args.correction_coef,
+                       capacity_reference=args.capacity_reference)
     res = train(mcfg, tcfg, train_set, val_set, log=lambda s: print(s, file=sys.stderr, flush=True))
     meta = {"feature_version": version, "schedule": args.schedule, "seed": args.seed, "residual": args.residual,
             "data": {"kinds": ["invoice", "receipt"], "train_formats_per_kind": args.formats, "docs_per_format": args.docs,

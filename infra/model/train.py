@@ -18,9 +18,11 @@ If both never hold, the switch is forced at `switch_by_epoch` (logged as forced)
 **Capacity lower bound** (re-estimated every epoch after the switch, after LocMoE+'s lower bound
 on expert capacity, which falls as token features sharpen): the smallest capacity c, between the
 current one and `capacity_decay` times it (never below `capacity_floor`), at which validation field
-accuracy with expert choice stays within `capacity_tolerance` of its value in the first expert-choice
-epoch (c = top_k, the compute of token choice). Capacity then moves to that bound: it shrinks as
-long as the task allows and stops where accuracy would go. Tokens no expert takes keep their
+accuracy with expert choice stays within `capacity_tolerance` of a reference: by default
+(`capacity_reference="expert"`) its value in the first expert-choice epoch (c = top_k, the compute
+of token choice); with `"token"`, the best validation accuracy the model reached with token choice
+(a lower bar when the first expert-choice epoch happens to score high). Capacity then moves to that
+bound: it shrinks as long as the task allows and stops where accuracy would go. Tokens no expert takes keep their
 residual path.
 
 Logged every epoch: loss (and its parts), routing mode, capacity, the lower bound, expert load
@@ -70,10 +72,13 @@ class TrainConfig:
     capacity_decay: float = 0.7
     capacity_floor: float = 0.5
     capacity_tolerance: float = 0.01  # validation accuracy the capacity schedule may give up (1 point)
+    capacity_reference: str = "expert"  # accuracy it is measured against: first expert-choice epoch | token choice's best
 
     def __post_init__(self) -> None:
         if self.schedule not in SCHEDULES:
             raise ValueError(f"schedule must be one of {SCHEDULES}, got {self.schedule!r}")
+        if self.capacity_reference not in ("expert", "token"):
+            raise ValueError(f"capacity_reference must be 'expert' or 'token', got {self.capacity_reference!r}")
 
 
 @dataclass
@@ -145,6 +150,7 @@ def train(model_cfg: MoEConfig, cfg: TrainConfig, train_set: TokenSet, val_set: 
     margin0 = _probe_routing(model, probe)[1] if moe else None
     prev_topk: torch.Tensor | None = None
     ref_accuracy: float | None = None
+    token_best: float | None = None              # best validation accuracy under token choice
     next_capacity: float | None = None
     switched_at: int | None = None
     reason: str | None = None
@@ -198,13 +204,17 @@ def train(model_cfg: MoEConfig, cfg: TrainConfig, train_set: TokenSet, val_set: 
                     model_cfg.routing = "expert"
                     model_cfg.capacity = float(model_cfg.top_k)     # same compute per token as token choice
         ev = evaluate(model, val_set, capacity=capacity, mode=mode)
+        if mode == "token":
+            token_best = max(token_best or 0.0, ev["accuracy"])
         if moe and mode == "expert":
-            if ref_accuracy is None:
-                ref_accuracy = ev["accuracy"]              # first expert-choice epoch, c = top_k
+            if ref_accuracy is None:                       # this epoch's (c = top_k), or token choice's best
+                use_token = cfg.capacity_reference == "token" and token_best is not None
+                ref_accuracy = token_best if use_token else ev["accuracy"]
             lb = capacity_lower_bound(model, val_set, ref_accuracy - cfg.capacity_tolerance,
                                       upper=model_cfg.capacity,
                                       lower=max(cfg.capacity_floor, cfg.capacity_decay * model_cfg.capacity))
             router["capacity_lower_bound"] = lb
+            router["capacity_reference"] = ref_accuracy
             next_capacity = lb
         e = EpochLog(epoch, mode, capacity if mode == "expert" else None,
                      sums["loss"], sums["listwise"], sums["bce"], sums["balance"], ev["accuracy"], ev["generalising"],

@@ -179,6 +179,20 @@ def test_training_switches_to_expert_choice_and_shrinks_capacity():
     assert sum(res.log[-1].router["load"]) == pytest.approx(1.0, abs=1e-3)
 
 
+def test_capacity_reference_is_the_first_expert_epoch_or_token_choices_best():
+    tr, va = _toy_set(8, 0), _toy_set(4, 1)
+    for ref in ("expert", "token"):
+        cfg = TrainConfig(schedule="switch", epochs=4, docs_per_batch=4, lr=2e-2, warmup_steps=2, probe_docs=4,
+                          switch_by_epoch=2, min_epochs_before_switch=1, capacity_reference=ref)
+        res = train(MoEConfig(**TINY), cfg, tr, va, log=lambda s: None)
+        token_best = max(e.val_accuracy for e in res.log if e.mode == "token")
+        first_expert = next(e for e in res.log if e.mode == "expert")
+        want = first_expert.val_accuracy if ref == "expert" else token_best
+        assert all(e.router["capacity_reference"] == want for e in res.log if e.mode == "expert")
+    with pytest.raises(ValueError):
+        TrainConfig(capacity_reference="best")
+
+
 def test_token_and_dense_schedules_never_switch():
     tr, va = _toy_set(6, 0), _toy_set(2, 1)
     for schedule in ("token", "dense"):
