@@ -289,21 +289,6 @@ def test_residual_training_logs_the_correction_and_learns():
     assert res.log[-1].correction > 0.0 and res.log[-1].val_accuracy > 0.5
 
 
-@pytest.fixture(scope="module")
-def world():
-    import socket
-
-    from infra.serve.comm import init_world
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    w = init_world(0, 1, "127.0.0.1", port, timeout_s=60)
-    try:
-        yield w
-    finally:
-        w.close()
-
-
 @pytest.mark.distributed
 def test_the_model_server_front_computes_a_residual_model_bit_for_bit(world):
     """infra/serve reuses the model's output step (`ProposalRanker.output`), baseline residual included."""

@@ -2,13 +2,10 @@
 in both routing modes, the scale state machine advances one phase per step, the autoscaling policy."""
 from __future__ import annotations
 
-import socket
-
 import pytest
 import torch
 
 from infra.serve.autoscale import AutoscaleInputs, AutoscalePolicy, decide
-from infra.serve.comm import init_world
 from infra.serve.front import DocInput, FrontModel
 from infra.serve.placement import EMPTY, holders
 from infra.serve.reconfig import Phase, PlanSettings, Reconfiguration
@@ -16,18 +13,6 @@ from infra.serve.shard import ExpertShard
 from serve_helpers import random_docs
 
 pytestmark = pytest.mark.distributed
-
-
-@pytest.fixture(scope="module")
-def world():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    w = init_world(0, 1, "127.0.0.1", port, timeout_s=60)
-    try:
-        yield w
-    finally:
-        w.close()
 
 
 def _model(routing: str):
