@@ -287,32 +287,3 @@ def test_residual_training_logs_the_correction_and_learns():
                                               probe_docs=4, bce_coef=0.0, correction_coef=0.1), tr, va, log=lambda s: None)
     assert all(e.correction is not None and 0.0 <= e.correction <= 1.0 for e in res.log)
     assert res.log[-1].correction > 0.0 and res.log[-1].val_accuracy > 0.5
-
-
-@pytest.mark.distributed
-def test_the_model_server_front_computes_a_residual_model_bit_for_bit(world):
-    """infra/serve reuses the model's output step (`ProposalRanker.output`), baseline residual included."""
-    from infra.serve.front import DocInput, FrontModel
-    from infra.serve.placement import EMPTY, holders
-    from infra.serve.shard import ExpertShard
-    torch.manual_seed(2)
-    m = ProposalRanker(MoEConfig(**{**RES, "routing": "expert", "capacity": 0.5})).eval()
-    with torch.no_grad():
-        m.head.weight.normal_(0, 1.0)
-    docs = []
-    for n, seed in ((9, 1), (30, 2), (4, 3)):
-        ids, offsets, num, _ = _inputs([n], seed=seed)
-        start = torch.cat([offsets, torch.tensor([ids.numel()])])
-        docs.append((ids.numpy().astype(np.int64), start.numpy().astype(np.int64), num.numpy().astype(np.float32)))
-    with torch.no_grad():
-        want = [torch.sigmoid(m(torch.from_numpy(i), torch.from_numpy(s[:-1]), torch.from_numpy(x),
-                                torch.zeros(x.shape[0], dtype=torch.long)).logits) for i, s, x in docs]
-    front = FrontModel(m, world.device)
-    experts = front.take_experts()
-    shard = ExpertShard(len(experts), 16, 8, world.device)
-    shard.load_all(experts, world.device)
-    placement = torch.full((2, 1, 4), EMPTY, dtype=torch.long)
-    placement[:, 0] = torch.arange(4)
-    got, _ = front.forward(world, 1, shard, holders(placement, 4), [DocInput(*d) for d in docs])
-    for g, w in zip(got, want):
-        assert torch.equal(g, w)

@@ -15,16 +15,24 @@ from serve_helpers import random_docs
 pytestmark = pytest.mark.distributed
 
 
-def _model(routing: str):
+def _model(routing: str, residual: float = 0.0):
+    """A tiny ranker; `residual` > 0: a correction of the baseline score in column 0 (as shipped), with
+    a random head so that the correction matters."""
     from infra.model.moe import MoEConfig, ProposalRanker
     torch.manual_seed(0)
-    return ProposalRanker(MoEConfig(n_buckets=512, n_numeric=6, d_model=16, d_expert=24, n_experts=4, n_layer=2,
-                                    routing=routing, capacity=1.5)).eval()
+    m = ProposalRanker(MoEConfig(n_buckets=512, n_numeric=6, d_model=16, d_expert=24, n_experts=4, n_layer=2,
+                                 routing=routing, capacity=1.5, residual=residual, baseline_index=0)).eval()
+    if residual > 0:
+        with torch.no_grad():
+            m.head.weight.normal_(0, 1.0)
+    return m
 
 
-@pytest.mark.parametrize("routing", ["token", "expert"])
-def test_front_forward_equals_the_model_bit_for_bit(world, routing: str) -> None:
-    model = _model(routing)
+@pytest.mark.parametrize("routing, residual", [("token", 0.0), ("expert", 0.0), ("expert", 0.3)])
+def test_front_forward_equals_the_model_bit_for_bit(world, routing: str, residual: float) -> None:
+    """The server's forward (`ProposalRanker.output` included, so a residual model's map too) equals
+    the single-process model bit for bit."""
+    model = _model(routing, residual)
     docs = random_docs(6, 512, 6, seed=3, max_tokens=120)
     with torch.no_grad():
         want = [torch.sigmoid(model(torch.from_numpy(i), torch.from_numpy(s[:-1]), torch.from_numpy(n),
