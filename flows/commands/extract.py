@@ -26,7 +26,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", help="output folder for results.jsonl (required unless --estimate)")
     add_store_options(p)
     p.add_argument("--model-url", help="URL of a running `docassay model serve` (default: $DOCASSAY_MODEL_URL, "
-                                       "else the model runs in-process); implies --generator model")
+                                       "else the model runs in-process); used by --generator model, the default")
     p.add_argument("--generator", choices=GENERATORS, default="model",
                    help="how instructions for new formats are written: the MoE model (default; on the server of "
                         "--model-url if given, else in-process) or the baseline (label similarity, no model tokens)")
