@@ -69,6 +69,18 @@ class World:
         dist.broadcast(t, src=0, group=group)
         return t
 
+    def send_control(self, active: int, values: list[int]) -> None:
+        """Rank 0: take the `active` ranks out of their serving loop (an `Op.CONTROL` header on their
+        group) and broadcast one control message, `values` zero-padded to CONTROL_LEN, to every rank."""
+        group = self.active_group(active)
+        if group is not None:
+            header = torch.zeros(self.header_len(), dtype=torch.long)
+            header[0] = int(Op.CONTROL)
+            self.broadcast(header.to(self.device), group)
+        ctl = torch.zeros(CONTROL_LEN, dtype=torch.long)
+        ctl[:len(values)] = torch.tensor(values, dtype=torch.long)
+        self.broadcast(ctl.to(self.device))
+
     def gather_stats(self, stats: torch.Tensor) -> torch.Tensor | None:
         """stats [STATS_LEN] float64 -> on rank 0 [M, STATS_LEN], elsewhere None. Also a barrier."""
         stats = stats.to(self.device)

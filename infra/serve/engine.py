@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from infra.serve.comm import CONTROL_LEN, Ctl, Op, World, memory_stats
+from infra.serve.comm import Ctl, World, memory_stats
 from infra.serve.errors import RequestTimeout, ServeError, ServerBusy, ServerUnavailable
 from infra.serve.front import DocInput, FrontModel
 from infra.serve.placement import EMPTY, holders
@@ -363,15 +363,7 @@ class Engine:
 
     def _control(self, op: Ctl) -> None:
         """Send a control message to every rank (leaving the active ranks' serving loop first)."""
-        w = self.world
-        group = w.active_group(self.active)
-        if group is not None:
-            header = torch.zeros(w.header_len(), dtype=torch.long)
-            header[0] = int(Op.CONTROL)
-            w.broadcast(header.to(w.device), group)
-        ctl = torch.zeros(CONTROL_LEN, dtype=torch.long)
-        ctl[0] = int(op)
-        w.broadcast(ctl.to(w.device))
+        self.world.send_control(self.active, [int(op)])
 
     def _heartbeat(self) -> None:
         dead = [i + 1 for i, p in enumerate(self.procs) if not p.is_alive()]

@@ -25,7 +25,7 @@ from enum import Enum
 
 import torch
 
-from infra.serve.comm import CONTROL_LEN, Ctl, Op, World, memory_stats, release_memory
+from infra.serve.comm import Ctl, World, memory_stats, release_memory
 from infra.serve.placement import MOVE_COLUMNS, plan_moves, plan_placement, slots_per_rank
 from infra.serve.shard import ExpertShard, apply_moves
 
@@ -155,14 +155,7 @@ class Reconfiguration:
 
     def _announcing(self) -> None:
         w = self.world
-        group = w.active_group(self.active)
-        if group is not None:
-            header = torch.zeros(w.header_len(), dtype=torch.long)
-            header[0] = int(Op.CONTROL)
-            w.broadcast(header.to(w.device), group)
-        ctl = torch.zeros(CONTROL_LEN, dtype=torch.long)
-        ctl[:4] = torch.tensor([int(Ctl.SCALE), self.target, self.new.shape[2], self.moves.shape[0]])
-        w.broadcast(ctl.to(w.device))
+        w.send_control(self.active, [int(Ctl.SCALE), self.target, int(self.new.shape[2]), int(self.moves.shape[0])])
         _share_plan(w, self.new, self.moves)
         self.report.pause_s += self._lap()
         self.phase = Phase.MOVING
