@@ -14,6 +14,7 @@ import os
 import shutil
 import tempfile
 import uuid
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
@@ -45,16 +46,23 @@ def pg_dsn() -> Iterator[str]:
         shutil.rmtree(home, ignore_errors=True)
 
 
-@pytest.fixture
-def pg_fresh_dsn(pg_dsn: str) -> Iterator[str]:
+@contextmanager
+def fresh_database(admin_dsn: str) -> Iterator[str]:
+    """A new, empty database on the server of `admin_dsn` (its DSN), dropped on exit."""
     name = f"t_{uuid.uuid4().hex[:16]}"
-    with psycopg.connect(pg_dsn, autocommit=True) as admin:
+    with psycopg.connect(admin_dsn, autocommit=True) as admin:
         admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
     try:
-        yield make_conninfo(pg_dsn, dbname=name)
+        yield make_conninfo(admin_dsn, dbname=name)
     finally:
-        with psycopg.connect(pg_dsn, autocommit=True) as admin:
+        with psycopg.connect(admin_dsn, autocommit=True) as admin:
             admin.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+
+
+@pytest.fixture
+def pg_fresh_dsn(pg_dsn: str) -> Iterator[str]:
+    with fresh_database(pg_dsn) as dsn:
+        yield dsn
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -22,10 +22,10 @@ import psycopg
 import pytest
 
 from awsmock import FAKE_ENV, aws_offline, free_port, moto_server  # noqa: F401  (fixture)
-from extractors.synth import generate, to_pdf
 from flows.cli import main
 from flows.deploy import deployment_name
 from flows.inbox import ARCHIVE, InboxSpec
+from tests.flows.test_inbox import drop_invoices
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = ROOT / "examples/invoices/schema.json"
@@ -83,16 +83,6 @@ def test_cli_checks_its_arguments(tmp_path: Path, capsys: pytest.CaptureFixture)
 
 
 # ------------------------------------------------------------------------------------------ slow
-
-def _drop(folder: Path, n_formats: int, n_docs: int, seed: int) -> list[Path]:
-    folder.mkdir(parents=True, exist_ok=True)
-    out = []
-    for sd in generate(n_formats, n_docs, kind="invoice", seed=seed, split="dev"):
-        p = folder / f"{sd.doc_id}.pdf"
-        p.write_bytes(to_pdf(sd))
-        out.append(p)
-    return out
-
 
 def _wait(what: str, check: Callable[[], Any], timeout: float, every: float = 0.5) -> Any:
     end = time.monotonic() + timeout
@@ -184,7 +174,7 @@ def test_scheduled_runs_process_a_folder_and_an_s3_inbox_after_a_killed_run(
         prefect_server: dict[str, str], tmp_path: Path, pg_fresh_dsn: str, aws_offline: list[str]) -> None:
     boto3 = pytest.importorskip("boto3")
     folder, results, home = tmp_path / "inbox", tmp_path / "results", tmp_path / "home"
-    docs = _drop(folder, 4, 2, seed=71)
+    docs = drop_invoices(folder, 4, 2, seed=71)
     common = ["--schema", str(SCHEMA), "--rules", str(RULES), "--db", pg_fresh_dsn, "--home", str(home),
               "--settle-s", "0"]
     with moto_server() as s3_url:
@@ -213,7 +203,7 @@ def test_scheduled_runs_process_a_folder_and_an_s3_inbox_after_a_killed_run(
         # 2. an S3 inbox with documents of its own
         s3 = boto3.client("s3", region_name="us-east-1", endpoint_url=s3_url)
         s3.create_bucket(Bucket="docs")
-        s3_docs = _drop(tmp_path / "s3src", 1, 2, seed=72)
+        s3_docs = drop_invoices(tmp_path / "s3src", 1, 2, seed=72)
         for p in s3_docs:
             s3.put_object(Bucket="docs", Key=f"incoming/{p.name}", Body=p.read_bytes())
 
@@ -279,7 +269,7 @@ def test_documents_spread_over_a_local_dask_cluster(prefect_server: dict[str, st
                                                     pg_fresh_dsn: str) -> None:
     pytest.importorskip("prefect_dask")
     folder = tmp_path / "inbox"
-    docs = _drop(folder, 2, 3, seed=81)
+    docs = drop_invoices(folder, 2, 3, seed=81)
     env = {**os.environ, **prefect_server}
     proc = _docassay(["deploy", "run-once", "--inbox", str(folder), "--dest", str(tmp_path / "results"),
                       "--schema", str(SCHEMA), "--rules", str(RULES), "--db", pg_fresh_dsn,

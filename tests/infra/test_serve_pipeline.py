@@ -11,15 +11,10 @@ from __future__ import annotations
 
 import itertools
 import threading
-import uuid
-from contextlib import contextmanager
 from pathlib import Path
 
-import psycopg
 import pytest
 import torch
-from psycopg import sql
-from psycopg.conninfo import make_conninfo
 
 from extractors.instructions.model_scorer import model_scorer
 from flows.batch import collect_sources, ground_truth_sidecar, load_rule_pack, load_schema, run_batch
@@ -28,6 +23,7 @@ from flows.remote_scorer import RemoteScorer
 from infra.config import Settings
 from infra.serve.errors import ServeError
 from serve_helpers import ServerProcess, random_docs, write_weights
+from tests.conftest import fresh_database
 
 pytestmark = [pytest.mark.distributed, pytest.mark.slow]
 
@@ -35,18 +31,6 @@ ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = ROOT / "examples/invoices/schema.json"
 RULES = ROOT / "examples/invoices/rules"
 COMPARED = ("status", "sha256", "record", "provenance", "attempts", "model_tokens", "repairs")
-
-
-@contextmanager
-def _database(admin_dsn: str):
-    name = f"t_{uuid.uuid4().hex[:16]}"
-    with psycopg.connect(admin_dsn, autocommit=True) as admin:
-        admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-    try:
-        yield make_conninfo(admin_dsn, dbname=name)
-    finally:
-        with psycopg.connect(admin_dsn, autocommit=True) as admin:
-            admin.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
 
 
 def _run(sources: list[str], scorer, home: Path, dsn: str) -> dict[str, dict]:
@@ -78,7 +62,7 @@ def test_pipeline_batch_against_a_scaling_server_equals_in_process(tmp_path: Pat
     threads_before = torch.get_num_threads()
     torch.set_num_threads(1)                    # the server's ranks run with one thread each
     try:
-        with _database(pg_dsn) as dsn:
+        with fresh_database(pg_dsn) as dsn:
             local = _run(sources, model_scorer(weights), tmp_path / "home-local", dsn)
     finally:
         torch.set_num_threads(threads_before)
@@ -115,7 +99,7 @@ def test_pipeline_batch_against_a_scaling_server_equals_in_process(tmp_path: Pat
     try:
         for t in background:
             t.start()
-        with _database(pg_dsn) as dsn:
+        with fresh_database(pg_dsn) as dsn:
             remote = _run(sources, RemoteScorer(srv.client(timeout_s=120)), tmp_path / "home-remote", dsn)
         done.set()
         for t in background:
