@@ -1,0 +1,63 @@
+"""Independent checks: small verifiers that raise or lower one field's confidence.
+
+A gate says whether a record may pass at all; a check says how much to believe one value. Each
+check is a plain function of the verification context that returns `Signal`s, one per field it
+has an opinion on, and nothing for fields it cannot judge (absent is not evidence). Checks never
+raise for odd input: a malformed value is a `fail` signal or no signal.
+
+    Check = Callable[[VerifyContext], list[Signal]]
+
+    Signal(field, check, outcome, detail)
+        field    top-level field name ("seller_vat_id", "gross_total", "line_items")
+        check    the check's name (stable: it is a feature of the calibrator and shows in rows)
+        outcome  "pass" (evidence the value is right) | "fail" (evidence it is wrong)
+        detail   one human sentence for the row and the reviewer
+
+`CHECKS` is the registry, in order; `run_checks` runs all of them and never lets one check's bug
+stop the others (a check that raises yields a `fail` signal named `<check>:error` on no field,
+logged). The calibrator (verifiers.confidence) turns the signals of a field, with the
+generator's scores, into a probability. Each check ships conformance cases in tests/verifiers/:
+a value it supports, a value it contradicts, malformed input, and determinism.
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Callable, Literal
+
+from verifiers.context import VerifyContext
+
+__all__ = ["Signal", "Check", "CHECKS", "run_checks", "OUTCOMES"]
+
+Outcome = Literal["pass", "fail"]
+OUTCOMES = ("pass", "fail")
+_log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Signal:
+    field: str
+    check: str
+    outcome: Outcome
+    detail: str = ""
+
+    def to_json(self) -> dict:
+        return {"check": self.check, "outcome": self.outcome, "detail": self.detail}
+
+
+Check = Callable[[VerifyContext], list[Signal]]
+
+# name -> check, in the order they run. Checks register here (one module each in this package).
+CHECKS: tuple[tuple[str, Check], ...] = ()
+
+
+def run_checks(ctx: VerifyContext, checks: tuple[tuple[str, Check], ...] | None = None) -> list[Signal]:
+    out: list[Signal] = []
+    if not ctx.well_formed:
+        return out
+    for name, check in (CHECKS if checks is None else checks):
+        try:
+            out.extend(check(ctx))
+        except Exception as exc:          # a check's bug must not stop verification
+            _log.warning("check %s failed: %s", name, exc, exc_info=True)
+    return out
