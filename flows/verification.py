@@ -30,7 +30,8 @@ def verify_record(job: "Job", conn: Any, record: Mapping[str, Any], extraction: 
     kinds = {n: p.kind for n, p in cfg.fields.items()}
     evidence = build_evidence(record, extraction, kinds, document) if extraction is not None and isinstance(record, Mapping) else {}
     vc = VerifyContext(schema=job.schema, record=record, extraction=extraction, rules=job.rules, conn=conn,
-                       rule_timeout_ms=job.settings.rule_timeout_ms, settings=cfg, document=document,
+                       rule_timeout_ms=job.settings.rule_timeout_ms,
+                       rule_sandbox=job.settings.rule_sandbox != "off", settings=cfg, document=document,
                        evidence=evidence, history=history, format_status=format_status,
                        pending_may_pass=job.policy.pending_may_pass)
     return verify(vc)

@@ -40,6 +40,7 @@ class Settings:
     match_threshold: float = 0.72              # cosine similarity for a `known` format (bench/format_matching.py)
     max_attempts: int = 3                      # repair attempts before needs_review
     rule_timeout_ms: int = 2000                # statement timeout per SQL rule
+    rule_sandbox: str = "role"                 # "role": rules run as docassay_rule (rules/sandbox.py); "off": as the login
     concurrency: int = 2                       # documents processed at once
     ocr_engine: str = "rapidocr"
     # Token budgets (infra/quota.py): who is charged, daily defaults, and when the day ends.

@@ -19,8 +19,10 @@ A statement is refused (RuleError with file and line) unless it is exactly one q
 with SELECT or WITH (a trailing `;` is allowed; `;` inside strings and comments is fine). Words
 that only writes use (INSERT, UPDATE, DELETE, MERGE, INTO, COPY, DDL ...) and functions with
 effects outside the query (set_config, advisory locks, file access, ...) are refused too; quote a
-column that happens to be called e.g. "update". The runner also executes every rule in a READ
-ONLY transaction, so a write hidden in a function still fails there.
+column that happens to be called e.g. "update". These word lists are only a first, friendlier
+error: they read the text, which U& identifiers and SQL inside strings get around. The defence is
+the runner's sandbox (rules.sandbox): every rule runs READ ONLY as a role that can read nothing
+but its record's relations, so a write hidden in a function, or a file read, still fails there.
 """
 from __future__ import annotations
 

@@ -1,8 +1,10 @@
 """Running SQL business rules against one record.
 
 Each rule runs as `WITH doc AS (...), <arrays> AS (...) SELECT * FROM (<rule>) AS violations`
-(see rules.relations) in its own READ ONLY transaction with `SET LOCAL statement_timeout`, and
-is always rolled back. A rule passes when it returns no rows; each row is a violation, reported
+(see rules.relations) in its own READ ONLY transaction with `SET LOCAL statement_timeout`, as the
+unprivileged role of the rule sandbox (rules.sandbox: it sees only those relations), and is
+always rolled back. The statement always carries bound parameters (at least its LIMIT), so it
+goes over the extended protocol, which runs exactly one statement. A rule passes when it returns no rows; each row is a violation, reported
 with its columns. A rule that fails to run (syntax error, timeout, a type error, an attempted
 write) becomes a result with `error` set; the batch goes on and the connection stays usable.
 
@@ -28,6 +30,7 @@ from psycopg import sql
 from rules.errors import RuleError
 from rules.loader import Rule, Severity, check_statement
 from rules.relations import MAX_PARAMS, BoundRelations, Coercion, RelationSchema, bind_record, relation_schema, wrap_rule
+from rules.sandbox import SandboxLimits, SandboxUnavailable, enter_statements, ensure_sandbox
 
 __all__ = ["Violation", "RuleResult", "run_rules", "DEFAULT_MAX_VIOLATIONS"]
 
@@ -83,18 +86,32 @@ def run_rules(
     *,
     timeout_ms: int,
     max_violations: int = DEFAULT_MAX_VIOLATIONS,
+    sandbox: bool = True,
+    limits: SandboxLimits = SandboxLimits(),
 ) -> list[RuleResult]:
     """Run every rule against `record`; one result per rule, in order.
 
     `schema` is the target JSON Schema (or its RelationSchema, to map it once per batch). The
     connection must not be inside a transaction; it is left idle and usable. Raises only for a
-    schema that cannot be mapped (SchemaMappingError) or a busy connection.
+    schema that cannot be mapped (SchemaMappingError) or a busy connection. `sandbox=False` runs
+    the rules with the connection's own privileges (see rules.sandbox: only for trusted packs);
+    when the sandbox cannot be set up, every rule fails to run with the reason (fail closed).
     """
     if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
         raise psycopg.ProgrammingError("run_rules needs a connection that is not inside a transaction")
     rs = schema if isinstance(schema, RelationSchema) else relation_schema(schema)
     bound = bind_record(rs, record)
     too_many = len(bound.params) > MAX_PARAMS
+    unavailable: str | None = None
+    enter: sql.Composed | None = None
+    if rules and sandbox and not too_many:
+        try:
+            enter = enter_statements(limits, timeout_ms=timeout_ms, superuser=ensure_sandbox(conn))
+        except SandboxUnavailable as exc:
+            unavailable = f"rule sandbox unavailable: {exc.message}"
+    elif not sandbox:
+        enter = sql.SQL("SET TRANSACTION READ ONLY; SET LOCAL statement_timeout = {}").format(
+            sql.Literal(max(1, int(timeout_ms))))
     results = []
     for rule in rules:
         t0 = time.perf_counter()
@@ -102,8 +119,10 @@ def run_rules(
             result = RuleResult(rule.name, rule.severity, False, error=(
                 f"the record is too large to check ({len(bound.params)} values; at most {MAX_PARAMS})"),
                 coercions=bound.coercions)
+        elif unavailable is not None or enter is None:
+            result = RuleResult(rule.name, rule.severity, False, error=unavailable, coercions=bound.coercions)
         else:
-            result = _run_one(conn, bound, rule, timeout_ms, max_violations)
+            result = _run_one(conn, bound, rule, enter, timeout_ms, max_violations)
         results.append(_with_time(result, t0))
     return results
 
@@ -113,7 +132,7 @@ def _with_time(r: RuleResult, t0: float) -> RuleResult:
                       round((time.perf_counter() - t0) * 1000, 3))
 
 
-def _run_one(conn: psycopg.Connection, bound: BoundRelations, rule: Rule,
+def _run_one(conn: psycopg.Connection, bound: BoundRelations, rule: Rule, enter: sql.Composed,
              timeout_ms: int, max_violations: int) -> RuleResult:
     def failed(error: str) -> RuleResult:
         return RuleResult(rule.name, rule.severity, False, error=error, coercions=bound.coercions)
@@ -124,13 +143,12 @@ def _run_one(conn: psycopg.Connection, bound: BoundRelations, rule: Rule,
         return failed(f"invalid rule: {exc.reason}")
     if conn.closed:
         return failed("the database connection is closed")
-    query = wrap_rule(bound, rule_sql)
+    query = sql.SQL("{} LIMIT {}").format(wrap_rule(bound, rule_sql), sql.Placeholder())
     try:
         with conn.transaction():
-            conn.execute(sql.SQL("SET TRANSACTION READ ONLY; SET LOCAL statement_timeout = {}").format(
-                sql.Literal(max(1, int(timeout_ms)))))
+            conn.execute(enter)
             with conn.cursor() as cur:
-                cur.execute(query, bound.params)
+                cur.execute(query, (*bound.params, max_violations + 1))
                 names = _column_names(cur.description)
                 rows = cur.fetchmany(max_violations + 1)
             raise psycopg.Rollback()       # never keep anything a rule did
@@ -138,6 +156,8 @@ def _run_one(conn: psycopg.Connection, bound: BoundRelations, rule: Rule,
         return failed(f"timeout: the rule ran longer than {timeout_ms} ms")
     except pgerrors.ReadOnlySqlTransaction as exc:
         return failed(f"the rule tried to write, which rules may not: {_pg_message(exc)}")
+    except pgerrors.InsufficientPrivilege as exc:
+        return failed(f"the rule reached outside its record, which rules may not: {_pg_message(exc)}")
     except psycopg.Error as exc:
         _log.debug("rule %s failed: %s", rule.name, exc)
         return failed(_pg_message(exc))

@@ -19,6 +19,7 @@ class VerifyContext:
     rules: list = field(default_factory=list)              # rules.loader.Rule
     conn: Any = None                                       # psycopg connection for SQL rules
     rule_timeout_ms: int = 2000
+    rule_sandbox: bool = True                              # False: rules run with conn's own privileges (rules.sandbox)
     optional_share: float | None = None                    # coverage override (else the settings' value)
     settings: VerifySettings | None = None                 # None: VerifySettings.from_schema(schema)
     document: Any = None                                   # extractors' Document (pages, words): page checks

@@ -178,11 +178,11 @@ def test_writes_are_refused_by_the_loader_and_by_the_read_only_transaction(pg_fr
     with psycopg.connect(pg_fresh_dsn, autocommit=True) as conn:
         conn.execute("CREATE TABLE target (x text)")
         conn.execute("CREATE FUNCTION sneaky() RETURNS int LANGUAGE sql AS "
-                     "$$ INSERT INTO target VALUES ('written') RETURNING 1 $$")
+                     "$$ INSERT INTO public.target VALUES ('written') RETURNING 1 $$")
         # a Rule built in code skips the loader; the runner checks it anyway
         direct = Rule("direct", "error", (), "m", "INSERT INTO target VALUES ('x')", "<code>", 1)
         # a write hidden in a function passes every text check; READ ONLY stops it
-        (hidden,) = parse_rules("-- rule: hidden\nSELECT sneaky() FROM doc")
+        (hidden,) = parse_rules("-- rule: hidden\nSELECT public.sneaky() FROM doc")   # search_path is pg_catalog only
         d, h = run_rules(conn, SCHEMA, RECORD, [direct, hidden], timeout_ms=2000)
         assert d.error is not None and d.error.startswith("invalid rule") and "SELECT or WITH" in d.error
         assert h.error is not None and "tried to write" in h.error and "read-only" in h.error

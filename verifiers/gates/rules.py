@@ -22,7 +22,8 @@ def check(ctx: VerifyContext) -> GateResult:
     if ctx.conn is None:
         return GateResult(NAME, False, {"rules": len(ctx.rules)},
                           [Violation(NAME, "database", None, "SQL rules given but no database connection")])
-    results = run_rules(ctx.conn, ctx.schema, ctx.record, ctx.rules, timeout_ms=ctx.rule_timeout_ms)
+    results = run_rules(ctx.conn, ctx.schema, ctx.record, ctx.rules, timeout_ms=ctx.rule_timeout_ms,
+                        sandbox=ctx.rule_sandbox)
     violations: list[Violation] = []
     errors = warnings = failed_to_run = 0
     for r in results:
