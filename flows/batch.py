@@ -26,17 +26,32 @@ SKIP_NAMES = {"manifest.jsonl", "results.jsonl", ".DS_Store"}
 _SIDECAR_SUFFIXES = (".gt.json", ".spans.json")
 
 
-def collect_sources(paths: Iterable[str], *, skip: Callable[[Path], bool] | None = None) -> list[str]:
-    """Files as given; folders recursed (sorted, hidden files skipped). Missing paths are a usage error."""
+def collect_sources(paths: Iterable[str], *, skip: Callable[[Path], bool] | None = None,
+                    follow_links: bool = False) -> list[str]:
+    """Files as given; folders recursed (sorted, hidden files skipped). Missing paths are a usage error.
+
+    Without `follow_links` a symbolic link inside a folder (to a file or a folder) is listed but
+    not followed: reading it ends as a `not_a_file` row (extractors.parsers.local_file), as does a
+    named pipe, socket or device. With it, linked folders are walked too, each real folder once.
+    """
     out: list[str] = []
     for p in paths:
         if str(p).startswith("s3://"):
             out.extend(s3_sources(str(p)))
             continue
         path = Path(p)
-        if path.is_dir():
-            for root, dirs, files in os.walk(path):
+        if path.is_dir() and (follow_links or not path.is_symlink()):
+            seen: set[tuple[int, int]] = set()
+            for root, dirs, files in os.walk(path, followlinks=follow_links):
+                st = os.stat(root)
+                if (st.st_dev, st.st_ino) in seen:          # a link loop, or a folder linked twice
+                    dirs[:] = []
+                    continue
+                seen.add((st.st_dev, st.st_ino))
                 dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+                if not follow_links:                         # a linked folder: listed, refused when read
+                    files = [*files, *(d for d in dirs if (Path(root) / d).is_symlink())]
+                    dirs[:] = [d for d in dirs if not (Path(root) / d).is_symlink()]
                 for name in sorted(files):
                     f = Path(root) / name
                     if name.startswith(".") or name in SKIP_NAMES or name.endswith(_SIDECAR_SUFFIXES):
@@ -44,7 +59,7 @@ def collect_sources(paths: Iterable[str], *, skip: Callable[[Path], bool] | None
                     if skip is not None and skip(f):
                         continue
                     out.append(str(f))
-        elif path.exists():
+        elif path.exists() or path.is_symlink():
             out.append(str(path))
         else:
             raise ConfigError(f"input not found: {p}", path=str(p))

@@ -102,7 +102,7 @@ class Estimate:
 
 def _one(source: str, job: Job, ctx: RunContext) -> tuple[DocumentEstimate, np.ndarray | None]:
     try:
-        data = read_source(source, job.settings.limits.max_bytes)
+        data = read_source(source, job.settings.limits.max_bytes, follow_links=job.settings.follow_links)
         doc: Document = parse(source, data, settings=job.settings)
         ix = DocIndex(doc)
         vec = fingerprint(doc)

@@ -53,6 +53,8 @@ from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 from prefect.futures import wait
 
+from extractors.errors import ParseError
+from extractors.parsers.local_file import open_regular
 from flows.batch import is_document_key
 from flows.jobs import DEFAULT_GENERATOR, JobOptions
 from flows.pipeline import process_document
@@ -96,6 +98,7 @@ class InboxSpec:
     lease_s: float = 120.0              # the inbox lease; renewed every lease_s / 4
     settle_s: float = 2.0               # a local file younger than this may still be being written
     max_attempts: int = 3               # runs that may die on one document before it is given up
+    follow_links: bool = False          # read files behind symbolic links (else: a `not_a_file` row)
 
     def __post_init__(self) -> None:
         if self.after not in AFTER:
@@ -106,7 +109,7 @@ class InboxSpec:
     def job_options(self) -> JobOptions:
         return JobOptions(schema=self.schema_path, rules=self.rules, home=self.home, db=self.db,
                           generator=self.generator, concurrency=self.concurrency, parser=self.parser,
-                          index=self.index)
+                          index=self.index, follow_links=self.follow_links)
 
     def parameters(self) -> dict[str, Any]:
         return asdict(self)
@@ -140,9 +143,11 @@ class Inbox(ABC):
         return [e for e in listing if is_document_key(e.key, keys) and now - e.mtime >= settle_s]
 
     @abstractmethod
-    def read(self, entry: Entry, max_bytes: int) -> tuple[str, bytes | None]:
+    def read(self, entry: Entry, max_bytes: int, *, follow_links: bool = False) -> tuple[str, bytes | None]:
         """(sha256 of the content, the content), content None when it is over `max_bytes` (the
-        hash is then computed while streaming). KeyError when the document has gone."""
+        hash is then computed while streaming) or is not a regular file (a link without
+        `follow_links`, a named pipe, ...: the hash then names the entry, and reading it again
+        gives the document its `not_a_file` row). KeyError when the document has gone."""
 
     @abstractmethod
     def archive(self, entry: Entry, run_id: str) -> str:
@@ -163,15 +168,22 @@ class FolderInbox(Inbox):
             for name in files:
                 path = Path(dirpath) / name
                 try:
-                    st = path.stat()
+                    st = path.lstat()           # a link's own time and size: it is never read unasked
                 except FileNotFoundError:
                     continue
                 out.append(Entry(path.relative_to(self.root).as_posix(), str(path), st.st_size, st.st_mtime))
         return sorted(out, key=lambda e: e.key)
 
-    def read(self, entry: Entry, max_bytes: int) -> tuple[str, bytes | None]:
+    def read(self, entry: Entry, max_bytes: int, *, follow_links: bool = False) -> tuple[str, bytes | None]:
         try:
-            with open(entry.url, "rb") as fh:
+            fd = open_regular(entry.url, follow_links=follow_links)
+        except ParseError as exc:
+            if not os.path.lexists(entry.url):
+                raise KeyError(entry.key) from exc
+            marker = f"docassay:unreadable:{self.url}{entry.key}:{entry.mtime}".encode()
+            return hashlib.sha256(marker).hexdigest(), None
+        try:
+            with os.fdopen(fd, "rb") as fh:
                 data = fh.read(max_bytes + 1)
                 if len(data) <= max_bytes:
                     return hashlib.sha256(data).hexdigest(), data
@@ -199,7 +211,7 @@ class S3Inbox(Inbox):
         return [Entry(o.key, self.store.url_of(o.key), o.size, o.last_modified)
                 for o in self.store.objects() if _valid_key(o.key)]
 
-    def read(self, entry: Entry, max_bytes: int) -> tuple[str, bytes | None]:
+    def read(self, entry: Entry, max_bytes: int, *, follow_links: bool = False) -> tuple[str, bytes | None]:
         if entry.size > max_bytes:
             h = hashlib.sha256()
             body = self.store.client.get_object(Bucket=self.store.bucket, Key=self.store.prefix + entry.key)["Body"]
@@ -285,7 +297,7 @@ def handle_entry(entry: Entry, res: _Resources, run_id: str) -> EntryOutcome:
     spec, job, ctx = res.spec, res.job, res.ctx
     ledger = res.ledger()
     try:
-        sha, data = res.inbox.read(entry, job.settings.limits.max_bytes)
+        sha, data = res.inbox.read(entry, job.settings.limits.max_bytes, follow_links=job.settings.follow_links)
     except KeyError:
         return EntryOutcome(entry.key, "gone")                   # moved or deleted since the listing
     claim = ledger.claim(sha, entry.url, run_id)

@@ -64,6 +64,7 @@ class JobOptions:
     parser: str = "local"              # local | textract (images and scans read by Amazon Textract)
     index: str | None = None           # format index: None = faiss under home, or s3vectors://bucket/index
     model_url: str | None = None       # a running `docassay model serve` (None: $DOCASSAY_MODEL_URL, else in-process)
+    follow_links: bool = False         # read inputs behind symbolic links (else they end as `not_a_file` rows)
 
 
 def build_job(o: JobOptions) -> Job:
@@ -74,7 +75,7 @@ def build_job(o: JobOptions) -> Job:
         raise ConfigError(f"unknown parser {o.parser!r}: choose one of {', '.join(PARSERS)}")
     settings = Settings.load(home=o.home, db=o.db, concurrency=o.concurrency,
                              quota_project=o.project, quota_user=o.user, index=o.index,
-                             ocr_engine=PARSERS[o.parser])
+                             ocr_engine=PARSERS[o.parser], follow_links=o.follow_links or None)
     job = Job(schema=load_schema(o.schema), rules=load_rule_pack(o.rules), settings=settings,
               generator=o.generator, reuse_formats=o.reuse_formats, repair=o.repair)
     job.scorer = _scorer(o)

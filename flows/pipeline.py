@@ -185,7 +185,7 @@ def process_document(source: str, job: Job, ctx: RunContext, *, data: bytes | No
         if document is None:
             with timer.stage("read"):
                 if data is None:
-                    data = read_source(source, job.settings.limits.max_bytes)
+                    data = read_source(source, job.settings.limits.max_bytes, follow_links=job.settings.follow_links)
             row.sha256 = Document.hash_bytes(data)
             with timer.stage("parse"):
                 document = parse(source, data, settings=job.settings)

@@ -42,6 +42,7 @@ class Settings:
     rule_timeout_ms: int = 2000                # statement timeout per SQL rule
     rule_sandbox: str = "role"                 # "role": rules run as docassay_rule (rules/sandbox.py); "off": as the login
     concurrency: int = 2                       # documents processed at once
+    follow_links: bool = False                 # read inputs behind symbolic links (`--follow-links`)
     ocr_engine: str = "rapidocr"
     # Token budgets (infra/quota.py): who is charged, daily defaults, and when the day ends.
     quota_project: str = "default"             # project charged for model tokens (`--project`)
@@ -69,6 +70,12 @@ class Settings:
 
 def _coerce(name: str, raw: str, typ: object) -> object:
     t = str(typ)
+    if "bool" in t:
+        if raw.strip().lower() in ("1", "true", "yes", "on"):
+            return True
+        if raw.strip().lower() in ("0", "false", "no", "off", ""):
+            return False
+        raise ConfigError(f"DOCASSAY_{name.upper()}={raw!r} is not true or false", setting=name)
     try:
         if "float" in t:
             return float(raw)

@@ -8,7 +8,7 @@ adds a check: a file named `.pdf` (or `.png`, `.jpg`, `.tif`) whose content is n
 refused instead of being read as something else.
 
 Every failure is a `ParseError` whose `kind` is one of empty | too_large | unsupported | corrupt |
-encrypted | no_text | timeout | unreadable, with a message a person understands.
+encrypted | no_text | timeout | unreadable | not_a_file, with a message a person understands.
 
     parser       reads                                       Document.kind   Page.source
     pdf          PDF text layer (pypdfium2), OCR when none   pdf             text | ocr
@@ -30,6 +30,7 @@ from extractors.document import Document
 from extractors.errors import ParseError
 from extractors.parsers.base import Parser
 from extractors.parsers.image import ImageParser
+from extractors.parsers.local_file import open_regular
 from extractors.parsers.ocr_lines import OcrLinesParser
 from extractors.parsers.pdf import PdfParser
 from extractors.parsers.text import TextParser
@@ -94,7 +95,7 @@ def parse(source: str | Path, data: bytes | None = None, *,
     settings = settings or Settings.load()
     src = str(source)
     if data is None:
-        data = read_source(src, settings.limits.max_bytes)
+        data = read_source(src, settings.limits.max_bytes, follow_links=settings.follow_links)
     if len(data) > settings.limits.max_bytes:
         raise ParseError(f"{_name(src)} is {len(data):,} bytes, more than the limit of "
                          f"{settings.limits.max_bytes:,} (max_bytes)", kind="too_large", source=src)
@@ -106,13 +107,15 @@ def parse(source: str | Path, data: bytes | None = None, *,
     return parser.parse(data, src, settings)
 
 
-def read_source(path: str, max_bytes: int) -> bytes:
+def read_source(path: str, max_bytes: int, *, follow_links: bool = False) -> bytes:
     """The bytes of local file `path` (or of the object at `s3://bucket/key`), refusing files
-    over `max_bytes` before reading them."""
+    over `max_bytes` before reading them, and anything but a regular file (a symbolic link too,
+    unless `follow_links`: extractors.parsers.local_file)."""
     if path.startswith("s3://"):
         return _read_s3(path, max_bytes)
+    fd = open_regular(path, follow_links=follow_links)
     try:
-        with open(path, "rb") as fh:
+        with os.fdopen(fd, "rb") as fh:
             size = os.fstat(fh.fileno()).st_size
             if size > max_bytes:
                 raise ParseError(f"{_name(path)} is {size:,} bytes, more than the limit of "

@@ -31,6 +31,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="how instructions for new formats are written: the MoE model (default; on the server of "
                         "--model-url if given, else in-process) or the baseline (label similarity, no model tokens)")
     p.add_argument("--concurrency", type=int, default=2, help="documents processed at once (default 2)")
+    p.add_argument("--follow-links", action="store_true",
+                   help="read files and folders behind symbolic links (default: a link ends as a `not_a_file` row)")
     p.add_argument("--max-error-ratio", type=float, default=None,
                    help="fail (exit 1) when more than this share of documents end failed/error/quota_exceeded")
     p.add_argument("--quiet", action="store_true", help="no progress output")
@@ -70,7 +72,8 @@ def _run(args: argparse.Namespace) -> int:
 
     opts = JobOptions(schema=args.schema, rules=args.rules, home=args.home, db=args.db,
                       generator=args.generator, concurrency=args.concurrency, project=args.project, user=args.user,
-                      model_url=args.model_url, parser=args.parser, index=args.index)
+                      model_url=args.model_url, parser=args.parser, index=args.index,
+                      follow_links=args.follow_links)
     if args.estimate:
         return _estimate(args, opts)
     _refuse_spent_quota(opts)                                  # before Prefect starts: nothing is processed
@@ -136,7 +139,7 @@ def _estimate(args: argparse.Namespace, opts) -> int:
 
     job = build_job(opts)
     try:
-        sources = collect_sources(args.paths, skip=ground_truth_sidecar)
+        sources = collect_sources(args.paths, skip=ground_truth_sidecar, follow_links=job.settings.follow_links)
         with open_context(job.settings) as ctx:
             est = estimate_batch(sources, job, ctx, concurrency=args.concurrency)
     finally:
