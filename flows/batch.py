@@ -9,7 +9,7 @@ import json
 import os
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import jsonschema
 
@@ -17,6 +17,7 @@ from flows.pipeline import Job, RunContext, process_document
 from flows.progress import Progress
 from flows.results import ResultsWriter, Row
 from infra.errors import ConfigError
+from verifiers.schema_refs import SchemaRefError, bundle
 
 __all__ = ["collect_sources", "load_schema", "load_rule_pack", "run_batch", "SKIP_NAMES", "is_document_key",
            "s3_sources"]
@@ -106,7 +107,9 @@ def s3_sources(url: str) -> list[str]:
     return found
 
 
-def load_schema(path: str | Path) -> dict[str, Any]:
+def load_schema(path: str | Path, *, ref_dirs: Sequence[str | Path] = ()) -> dict[str, Any]:
+    """The target schema, with the documents its `$ref`s name embedded (verifiers.schema_refs): read
+    from its own folder or one of `ref_dirs`, never from the network."""
     try:
         schema = json.loads(Path(path).read_text("utf-8"))
     except (OSError, ValueError) as exc:
@@ -115,8 +118,11 @@ def load_schema(path: str | Path) -> dict[str, Any]:
         raise ConfigError(f"the schema {path} must be a JSON Schema of type object with properties", path=str(path))
     try:
         jsonschema.validators.validator_for(schema).check_schema(schema)
+        schema = bundle(schema, path, ref_dirs)
     except jsonschema.SchemaError as exc:
         raise ConfigError(f"the schema {path} is not a valid JSON Schema: {exc.message}", path=str(path)) from exc
+    except SchemaRefError as exc:
+        raise ConfigError(exc.message, path=str(path)) from exc
     return schema
 
 

@@ -43,6 +43,7 @@ class Settings:
     rule_sandbox: str = "role"                 # "role": rules run as docassay_rule (rules/sandbox.py); "off": as the login
     concurrency: int = 2                       # documents processed at once
     follow_links: bool = False                 # read inputs behind symbolic links (`--follow-links`)
+    schema_ref_dirs: str = ""                  # folders (os.pathsep-separated) a schema $ref may read besides its own
     ocr_engine: str = "rapidocr"
     # Token budgets (infra/quota.py): who is charged, daily defaults, and when the day ends.
     quota_project: str = "default"             # project charged for model tokens (`--project`)

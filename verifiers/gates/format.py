@@ -5,10 +5,12 @@ from functools import lru_cache
 import json
 
 import jsonschema
+from referencing.exceptions import Unresolvable
 
 from verifiers.context import VerifyContext
 from verifiers.errors import VerifyError
 from verifiers.result import GateResult, Violation
+from verifiers.schema_refs import REGISTRY
 
 NAME = "format"
 
@@ -21,7 +23,7 @@ def _validator(schema_json: str) -> jsonschema.protocols.Validator:
         cls.check_schema(schema)
     except jsonschema.SchemaError as exc:
         raise VerifyError(f"the target schema is not a valid JSON Schema: {exc.message}", kind="schema") from exc
-    return cls(schema, format_checker=cls.FORMAT_CHECKER)
+    return cls(schema, format_checker=cls.FORMAT_CHECKER, registry=REGISTRY)   # retrieves nothing (schema_refs)
 
 
 def validator_for(schema: object) -> jsonschema.protocols.Validator:
@@ -34,7 +36,11 @@ def check(ctx: VerifyContext) -> GateResult:
     except (VerifyError, TypeError, ValueError) as exc:
         msg = exc.message if isinstance(exc, VerifyError) else f"the target schema cannot be used: {exc}"
         return GateResult(NAME, False, {"errors": 1}, [Violation(NAME, "schema", None, msg)])
-    errors = sorted(v.iter_errors(ctx.record), key=lambda e: [str(p) for p in e.absolute_path])
+    try:
+        errors = sorted(v.iter_errors(ctx.record), key=lambda e: [str(p) for p in e.absolute_path])
+    except Unresolvable as exc:
+        return GateResult(NAME, False, {"errors": 1}, [Violation(
+            NAME, "schema", None, f"the target schema has a $ref that docassay does not fetch: {exc}"[:300])])
     violations = []
     for e in errors:
         path = "/".join(str(p) for p in e.absolute_path)
