@@ -8,6 +8,7 @@ from collections import Counter
 from typing import TextIO
 
 from flows.results import Row
+from infra.display import printable
 
 
 class Progress:
@@ -42,7 +43,7 @@ class Progress:
         rate = self.done / max(time.perf_counter() - self.t0, 1e-6)
         counts = " ".join(f"{k}={v}" for k, v in sorted(self.counts.items()))
         name = row.source.rsplit("/", 1)[-1]
-        name = "".join(ch if ch.isprintable() else "?" for ch in name)[:40]
+        name = printable(name)[:40]
         return f"[{self.done}/{self.total}] {rate:.1f} doc/s {counts}  {name}"
 
     def close(self) -> None:

@@ -8,6 +8,7 @@ from typing import Sequence
 import psycopg
 
 from flows.results import Row, Summary
+from infra.display import printable
 from infra.run_log import RunDocument, save_run_documents
 
 __all__ = ["TABLE_KEY", "SUMMARY_KEY", "OK_STATUSES", "record_run_documents", "publish_artifacts",
@@ -64,7 +65,7 @@ def problem_lines(rows: Sequence[Row], limit: int = 20) -> list[str]:
     for r in bad[:limit]:
         kind, message = _error(r)
         reason = message or _failed_gates(r)
-        out.append(f"  {r.status:<14} {r.source}" + (f": {reason}" if reason else ""))
+        out.append(f"  {r.status:<14} {printable(r.source)}" + (f": {printable(reason)}" if reason else ""))
     if len(bad) > limit:
         out.append(f"  ... and {len(bad) - limit} more (see results.jsonl)")
     return out

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from flows.commands.common import add_store_options
+from infra.display import printable
 
 GENERATORS = ("baseline", "model")
 
@@ -91,7 +92,7 @@ def _run(args: argparse.Namespace) -> int:
         counts = ", ".join(f"{k} {v}" for k, v in summary["by_status"].items())
         print(f"{summary['total']} documents: {counts or 'none'} -> {out / 'results.jsonl'}", file=sys.stderr)
         for e in summary["errors"]:
-            print(f"  error: {e}", file=sys.stderr)
+            print(f"  error: {printable(e)}", file=sys.stderr)
         if isinstance(out, Path):
             _print_problems(out / "results.jsonl")
     return 0
@@ -159,7 +160,7 @@ def _print_failure(summary: dict) -> None:
         print(f"docassay: {summary.get('failed', 0)} of {summary.get('total', 0)} documents failed; {which}:",
               file=sys.stderr)
     for e in errors:
-        print(f"  error: {e}", file=sys.stderr)
+        print(f"  error: {printable(e)}", file=sys.stderr)
 
 
 def _print_problems(results: Path) -> None:

@@ -22,6 +22,7 @@ from pathlib import Path
 from flows.commands.common import add_store_options, settings_from
 from infra import store
 from infra.db import connect
+from infra.display import printable
 from infra.errors import ConfigError
 
 
@@ -83,7 +84,7 @@ def run_list(args: argparse.Namespace) -> int:
             health = store.get_health(conn, f.id)
             drift = f" failing={health.consecutive_failures}" if health and health.consecutive_failures else ""
             print(f"{f.id}  {f.status:<14}  versions={len(versions)} active={active} "
-                  f"golden={store.count_golden(conn, f.id)}{drift}  {f.meta.get('source', '')}  "
+                  f"golden={store.count_golden(conn, f.id)}{drift}  {printable(f.meta.get('source', ''))}  "
                   f"{f.created_at:%Y-%m-%d %H:%M}")
         if not rows:
             print("no formats yet")

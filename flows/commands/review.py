@@ -22,6 +22,7 @@ from typing import Any
 from flows.commands.common import add_store_options, settings_from
 from infra import store
 from infra.db import connect
+from infra.display import printable
 from infra.errors import ConfigError
 
 REVIEWABLE = ("needs_review", "failed", "quota_exceeded", "passed", "repaired")
@@ -78,7 +79,7 @@ def run_list(args: argparse.Namespace) -> int:
                                     with_verification=True)
         for d in rows:
             print(f"{d['sha256'][:12]}  {d['status']:<12}  {d['format_id'] or '-':<16}  "
-                  f"{'; '.join(_reasons(d['verification'])) or '-'}  {d['source']}")
+                  f"{printable('; '.join(_reasons(d['verification'])) or '-')}  {printable(d['source'])}")
         if not rows:
             print(f"no documents with status {args.status}")
     return 0
@@ -96,7 +97,7 @@ def run_show(args: argparse.Namespace) -> int:
         print(json.dumps({**doc, "reviews": reviews}, indent=2, ensure_ascii=False, default=str))
         return 0
     ver = doc.get("verification") or {}
-    print(f"document  {doc['sha256']}\nsource    {doc['source']}\nstatus    {doc['status']}\n"
+    print(f"document  {doc['sha256']}\nsource    {printable(doc['source'])}\nstatus    {doc['status']}\n"
           f"format    {doc['format_id'] or '-'} version {doc['format_version'] or '-'}\n"
           f"score     {ver.get('score')}   attempts {doc.get('attempts')}")
     failed = [k for k, g in (ver.get("gates") or {}).items() if not g.get("passed")]
@@ -112,7 +113,7 @@ def run_show(args: argparse.Namespace) -> int:
         line = f"  [{v.get('severity')}] {v.get('gate')}/{v.get('rule')}"
         if v.get("field"):
             line += f" field {v['field']}"
-        print(line + f": {v.get('message')}")
+        print(printable(line + f": {v.get('message')}"))
         if "expected" in v or "actual" in v:
             print(f"      expected {_fmt(v.get('expected'))}, actual {_fmt(v.get('actual'))}")
         for a in v.get("alternatives") or []:

@@ -79,7 +79,8 @@ class ModelClient:
 
     def announce(self, tokens: int, ttl_s: float = 60.0) -> int:
         """Tell the server (its autoscaler) that about `tokens` model tokens will follow within `ttl_s`."""
-        return self._call("POST", "/v1/demand", {"tokens": int(tokens), "ttl_s": ttl_s}, retry=False)["announced_tokens"]
+        return self._call("POST", "/v1/demand", {"tokens": int(tokens), "ttl_s": ttl_s}, token=self.token,
+                          retry=False)["announced_tokens"]
 
     def wait_ready(self, timeout_s: float = 120.0) -> str:
         """Poll /v1/health until the server serves (or raise ServerUnavailable after `timeout_s`)."""

@@ -3,13 +3,18 @@
     GET  /v1/health                 {"state": ...}; 200 while serving or scaling, 503 otherwise
     GET  /v1/status[?refresh=1]     `ServerStatus` as JSON (refresh: ask every rank for its memory first)
     POST /v1/score                  {"documents": [doc, ...]} -> {"scores": [float32 [N_i], ...]}  (wire.py)
-    POST /v1/demand                 {"tokens": n, "ttl_s": s}: work a client expects to send (autoscaling)
+    POST /v1/demand                 {"tokens": n, "ttl_s": s}: work a client expects to send  (token)
     POST /v1/admin/scale            {"ranks": K, "wait": true} -> the reconfiguration report     (token)
     POST /v1/admin/shutdown                                                                     (token)
 
-Admin calls need `Authorization: Bearer <token>`: none -> 401, a wrong one -> 403 (compared in
-constant time). Errors are {"error": {"kind": ..., "message": ...}} with the status of
+Calls marked (token) need `Authorization: Bearer <token>` (the admin token): none -> 401, a wrong
+one -> 403 (compared in constant time); /v1/demand is among them because announced demand makes an
+autoscaling server grow. Errors are {"error": {"kind": ..., "message": ...}} with the status of
 `infra.serve.errors`; a full queue is 503 with `Retry-After`.
+
+Request bodies are bounded per endpoint (HttpLimits): a Content-Length over the bound is refused
+with 413 before a byte of the body is read, and the connection is closed, so a hostile body never
+reaches memory; a body without Content-Length (chunked) is refused with 411.
 """
 from __future__ import annotations
 
@@ -30,7 +35,8 @@ log = logging.getLogger("docassay.serve")
 
 
 class HttpLimits:
-    max_body_bytes = 256 * 1024 * 1024
+    max_body_bytes = 32 * 1024 * 1024      # POST /v1/score: documents' encoded features
+    max_small_body_bytes = 64 * 1024       # every other endpoint: a few small JSON fields
     max_documents = 256            # per request
     max_tokens = 200_000           # per document
     idle_timeout_s = 120.0         # a keep-alive connection with no request is closed after this
@@ -119,6 +125,7 @@ class _Handler(BaseHTTPRequestHandler):
         return 200, {"scores": [encode_array(p) for p in scores]}
 
     def _demand(self) -> tuple[int, Any]:
+        self._authorize()
         body = self._json()
         tokens, ttl = body.get("tokens"), body.get("ttl_s", 60)
         if not isinstance(tokens, int) or tokens < 0 or not isinstance(ttl, (int, float)) or not 0 < ttl <= 3600:
@@ -153,7 +160,7 @@ class _Handler(BaseHTTPRequestHandler):
             raise Unauthorized("admin endpoint: wrong token", status=403)
 
     def _json(self) -> dict[str, Any]:
-        n = self._length()
+        n = self._length(self._body_limit())
         raw = self.rfile.read(n) if n else b"{}"
         self._body_read = True
         try:
@@ -164,14 +171,23 @@ class _Handler(BaseHTTPRequestHandler):
             raise BadRequest("body must be a JSON object")
         return body
 
-    def _length(self) -> int:
+    def _body_limit(self) -> int:
+        path = self.path.split("?", 1)[0]
+        return HttpLimits.max_body_bytes if path == "/v1/score" else HttpLimits.max_small_body_bytes
+
+    def _length(self, limit: int) -> int:
+        if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
+            self.close_connection = True
+            raise BadRequest("send the body with a Content-Length, not chunked", status=411)
         try:
             n = int(self.headers.get("Content-Length", "0"))
         except ValueError as exc:
-            raise BadRequest("bad Content-Length") from exc
-        if n < 0 or n > HttpLimits.max_body_bytes:
             self.close_connection = True
-            raise BadRequest(f"body larger than {HttpLimits.max_body_bytes} bytes", status=413)
+            raise BadRequest("bad Content-Length") from exc
+        if n < 0 or n > limit:
+            self.close_connection = True              # the body is never read: drop the connection
+            self._body_read = True
+            raise BadRequest(f"body of {n:,} bytes is larger than this endpoint takes ({limit:,} bytes)", status=413)
         return n
 
     def _drain_body(self) -> None:
@@ -181,7 +197,7 @@ class _Handler(BaseHTTPRequestHandler):
             n = int(self.headers.get("Content-Length", "0"))
         except ValueError:
             n = -1
-        if 0 < n <= HttpLimits.max_body_bytes:
+        if 0 < n <= self._body_limit():
             self.rfile.read(n)
         elif n != 0:
             self.close_connection = True
