@@ -27,6 +27,7 @@ class Limits:
     max_words_per_page: int = 20_000
     max_text_chars: int = 2_000_000            # plain-text input
     max_json_depth: int = 64                   # nesting of JSON inputs (OCR line files, Textract)
+    max_json_values: int = 2_000_000           # values in a JSON input, counted before it is parsed
     parse_timeout_s: float = 120.0             # wall time per document parse
     ocr_render_dpi: int = 200                  # rendering scanned PDF pages for OCR
 

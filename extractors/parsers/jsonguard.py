@@ -4,6 +4,11 @@
 interpreter's recursion limit (or its memory) before any check runs. `load_json` measures the
 nesting depth with a flat scan first and refuses anything deeper than `limits.max_json_depth`;
 it also refuses the non-standard constants NaN/Infinity, which would poison coordinates.
+
+A flat file of a million small values costs about a gigabyte once parsed (a Python object per
+value), so before anything else `load_json` bounds the number of values by counting separators
+and brackets (bytes.count, a few milliseconds for the largest input): more than `max_values` and
+it is refused unparsed. The count is an upper bound (commas inside strings count too).
 """
 from __future__ import annotations
 
@@ -12,7 +17,7 @@ import re
 
 from extractors.errors import ParseError
 
-__all__ = ["json_depth", "load_json"]
+__all__ = ["json_depth", "json_values_bound", "load_json"]
 
 # A JSON string (skipped whole, so brackets inside strings do not count) or a bracket.
 _TOKENS = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.DOTALL)
@@ -43,8 +48,18 @@ def _no_constants(name: str) -> object:
     raise ValueError(f"non-standard JSON constant {name}")
 
 
-def load_json(data: bytes, *, max_depth: int, what: str, source: str = "") -> object:
-    """Parse `data` as JSON or raise `ParseError` (`too_large` when nested too deep, else `corrupt`)."""
+def json_values_bound(data: bytes) -> int:
+    """An upper bound on the number of values in JSON `data`, without parsing it."""
+    return data.count(b",") + data.count(b"[") + data.count(b"{") + 1
+
+
+def load_json(data: bytes, *, max_depth: int, what: str, source: str = "",
+              max_values: int | None = None) -> object:
+    """Parse `data` as JSON or raise `ParseError` (`too_large` when nested too deep or holding more
+    than `max_values` values, else `corrupt`)."""
+    if max_values is not None and json_values_bound(data) > max_values:
+        raise ParseError(f"{what} holds more than {max_values:,} values (max_json_values); refusing to parse it",
+                         kind="too_large", source=source)
     depth = json_depth(data, stop_after=max_depth)
     if depth > max_depth:
         raise ParseError(

@@ -32,8 +32,13 @@ class OcrLinesParser(Parser):
 
     def parse(self, data: bytes, source: str, settings: Settings) -> Document:
         budget = Budget.for_settings(settings, source)
+        n_lines = data.count(b'"quad"')                # an upper bound, before anything is parsed
+        if n_lines > settings.limits.max_words_per_page:
+            raise ParseError(f"the OCR line file has about {n_lines:,} lines, more than a page may hold "
+                             f"({settings.limits.max_words_per_page:,} words, max_words_per_page); "
+                             "refusing to parse it", kind="too_large", source=source)
         doc = load_json(data.removeprefix(b"\xef\xbb\xbf"), max_depth=settings.limits.max_json_depth,
-                        what="the OCR line file", source=source)
+                        what="the OCR line file", source=source, max_values=settings.limits.max_json_values)
         lines = read_lines(doc, source)
         words = words_from_lines(lines)
         budget.check_words(len(words), 1)

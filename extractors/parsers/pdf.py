@@ -59,6 +59,7 @@ PDFIUM_LOCK = threading.RLock()
 WORD_GAP_EM = 0.13           # a gap wider than this share of the font size splits a word
 _BASELINE_JUMP = 0.5         # a cross-direction move above this share of the char height: new word
 _CHARS_PER_WORD_BOUND = 40   # chars per allowed word a page may hold (bounds hostile pages)
+_MAX_FORM_DEPTH = 15         # form XObjects nested inside each other, searched for images
 _FORCE_BOLD_FLAG = 1 << 18   # PDF font descriptor flag ForceBold (bit 19)
 _BOLD_NAMES = ("bold", "black", "heavy", "semibold", "demi")
 
@@ -146,6 +147,7 @@ def _read_page(pdf: pdfium.PdfDocument, index: int, budget: Budget,
             textpage.close()
         if words:
             return finish_page(number, view.width, view.height, words, "text", budget), None
+        _check_images(page, budget, number)            # rendering decodes every image at full size
         image = _render(page, view, budget, settings)
         if is_blank(image):
             return finish_page(number, view.width, view.height, [], "text", budget), None
@@ -185,6 +187,27 @@ class _View:
         ax, ay = self.point(left, bottom)
         bx, by = self.point(right, top)
         return min(ax, bx), min(ay, by), max(ax, bx), max(ay, by)
+
+
+def _check_images(page: pdfium.PdfPage, budget: Budget, number: int) -> None:
+    """Refuse a page whose embedded images hold more than `max_page_pixels` pixels in all.
+
+    PDFium decodes each image at its own size before scaling it to the rendering, so a 1 MB page
+    holding a 20000x20000 image would cost over a gigabyte however small it is rendered; the sizes
+    are read from the image objects (inside forms too) without decoding anything.
+    """
+    total = 0
+    for obj in page.get_objects(filter=(pdfium_c.FPDF_PAGEOBJ_IMAGE,), max_depth=_MAX_FORM_DEPTH):
+        try:
+            w, h = obj.get_px_size()
+        except pdfium.PdfiumError:
+            continue                                   # an image PDFium cannot size, it will not decode either
+        total += max(0, int(w)) * max(0, int(h))
+        if total > budget.limits.max_page_pixels:
+            raise ParseError(
+                f"page {number} embeds images of more than {budget.limits.max_page_pixels:,} pixels "
+                f"(the last one {w}x{h}; max_page_pixels); refusing to render it",
+                kind="too_large", source=budget.source, page=number, pixels=total)
 
 
 def _render(page: pdfium.PdfPage, view: _View, budget: Budget, settings: Settings) -> "Image.Image":

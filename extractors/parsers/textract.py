@@ -75,6 +75,7 @@ class TextractJsonParser(Parser):
     def parse(self, data: bytes, source: str, settings: Settings) -> Document:
         budget = Budget.for_settings(settings, source)
         doc = load_json(data.removeprefix(b"\xef\xbb\xbf"), max_depth=settings.limits.max_json_depth,
+                        max_values=settings.limits.max_json_values,
                         what="the Textract JSON file", source=source)
         responses = doc if isinstance(doc, list) else [doc]
         blocks: list[Any] = []
