@@ -74,6 +74,7 @@ _SETUP_LOCK_KEY = int.from_bytes(hashlib.sha256(b"docassay.rule_sandbox").digest
 class SandboxUnavailable(RulesError):
     """Rules cannot run sandboxed on this database; the message says what to grant or revoke."""
     kind = "rule_sandbox"
+    exit_status = 2                   # at the CLI: a setup problem, refused before anything is read
 
 
 @dataclass(frozen=True)
@@ -121,7 +122,7 @@ def ensure_sandbox(conn: psycopg.Connection) -> bool:
         problems = verify(conn)
     if problems:
         raise SandboxUnavailable(
-            "docassay: SQL rules cannot run sandboxed on this database: " + "; ".join(problems)
+            "SQL rules cannot run sandboxed on this database: " + "; ".join(problems)
             + ". As an administrator run:\n" + setup_sql(_session_user(conn))
             + "\nor set DOCASSAY_RULE_SANDBOX=off to run rules with the connection's own privileges "
               "(only for rule packs you trust as much as the database login).")

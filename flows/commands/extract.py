@@ -78,6 +78,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.estimate:
         return _estimate(args, opts)
     _refuse_spent_quota(opts)                                  # before Prefect starts: nothing is processed
+    _refuse_unsandboxed_rules(opts)
     from flows.extract_flow import BatchFailed, run_extract   # Prefect loads only when needed
     out = _out_location(args.out)
     try:
@@ -118,6 +119,21 @@ def _check_inputs(args: argparse.Namespace) -> str | None:
     if not args.out and not args.estimate:
         return "--out DIR is required (except with --estimate)"
     return None
+
+
+def _refuse_unsandboxed_rules(opts) -> None:
+    """Raise SandboxUnavailable (exit 2, with the SQL an administrator must run) when a rule pack
+    is given and the database cannot run it sandboxed (rules/sandbox.py); the runner checks again."""
+    if not opts.rules:
+        return
+    from infra.config import Settings
+    from infra.db import Database
+    from rules.sandbox import ensure_sandbox
+    settings = Settings.load(home=opts.home, db=opts.db)
+    if settings.rule_sandbox == "off":
+        return
+    with Database.from_settings(settings, migrate=False).connect() as conn:
+        ensure_sandbox(conn)
 
 
 def _refuse_spent_quota(opts) -> None:

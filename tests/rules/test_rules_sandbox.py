@@ -212,7 +212,7 @@ def test_a_database_that_would_leak_fails_closed(pg_dsn: str, prepare: str, why:
         with psycopg.connect(dsn, autocommit=True) as c:
             r = run(c, "SELECT 1 AS actual FROM doc")
         assert not r.passed and r.violations == () and r.blocking
-        assert r.error is not None and r.error.startswith("rule sandbox unavailable: docassay:") and why in r.error
+        assert r.error is not None and r.error.startswith("rule sandbox unavailable: SQL rules cannot run sandboxed") and why in r.error
 
 
 def test_a_login_that_cannot_set_the_sandbox_up_gets_the_statements_to_run(pg_dsn: str) -> None:
