@@ -7,7 +7,15 @@ A queued control (scale, shutdown) is taken before the next batch, so "stop taki
 finish the batch in flight" is simply the order of the loop; requests that arrive meanwhile wait
 in the queue (up to their deadline) and are served once the new group is active. When nothing
 happens for `heartbeat_s`, a PING keeps every rank's collectives inside their timeout and refreshes
-the memory figures; a worker process that died marks the server failed.
+the memory figures.
+
+A lost rank (its process died: seen by the heartbeat, or by a batch whose exchange with it failed)
+does not stop the server. The world cannot carry a collective with a dead member any more, so rank
+0 stops using it: it ends the other workers, reads every expert again from the weights file into
+its own shard, and serves alone, state `degraded`, `lost_ranks` in the status; the batch that
+failed is run again there, so no request is lost. Scores stay bit-identical (the same weights, the
+same per-segment products). A scale is then refused with the reason: the operator restarts the
+server (`docassay model serve`) to serve on more ranks again.
 """
 from __future__ import annotations
 
@@ -31,6 +39,7 @@ from infra.serve.status import Counters, ModelInfo, ServerStatus
 __all__ = ["Engine", "EngineOptions"]
 
 log = logging.getLogger("docassay.serve")
+_DEATH_GRACE_S = 2.0     # after a failed exchange, how long to wait for a dying worker to be seen exited
 
 
 @dataclass(frozen=True)
@@ -103,6 +112,7 @@ class Engine:
         self._announced: deque[tuple[float, int]] = deque()
         self._thread: threading.Thread | None = None
         self.autoscale_state: dict | None = None
+        self.lost_ranks: list[int] = []           # ranks whose process died; the world is not used after
 
     # -- called from other threads ------------------------------------------------------------------
 
@@ -142,6 +152,10 @@ class Engine:
         with self._cv:
             if self.state in ("failed", "stopping", "stopped"):
                 raise ServerUnavailable(f"server is {self.state}")
+            if self.lost_ranks:
+                raise ServeError(f"rank(s) {self.lost_ranks} were lost; this server now serves on rank 0 alone "
+                                 "and cannot scale: restart it (docassay model serve) to serve on more ranks",
+                                 status=409)
             if any(c.op == Ctl.SCALE for c in self._controls) or self.current is not None:
                 raise ServeError("a scale is already in progress", status=409)
             ctl = _Control(Ctl.SCALE, target, source)
@@ -159,7 +173,7 @@ class Engine:
         """Ask every rank for its memory figures now (between batches) and wait for the answer."""
         ctl = _Control(Ctl.PING)
         with self._cv:
-            if self.state not in ("serving", "scaling"):
+            if self.state not in ("serving", "scaling", "degraded"):
                 return
             self._controls.append(ctl)
             self._cv.notify_all()
@@ -201,7 +215,7 @@ class Engine:
                 tokens_per_s=round(self._rate, 1), uptime_s=round(time.time() - self._started, 1),
                 model=self.model_info, autoscale=self.autoscale_state, error=self.error,
                 announced_tokens=sum(t for _, t in self._announced),
-                reconfigurations=[r.to_json() for r in self.reports])
+                reconfigurations=[r.to_json() for r in self.reports], lost_ranks=list(self.lost_ranks))
 
     def start(self) -> None:
         self._thread = threading.Thread(target=self._loop, name="docassay-serve-engine", daemon=True)
@@ -212,7 +226,7 @@ class Engine:
         with self._cv:
             if self.state in ("stopping", "stopped"):
                 return
-            if self.state != "failed":
+            if self.state not in ("failed", "degraded"):
                 self.state = "stopping"
             self._controls.append(_Control(Ctl.SHUTDOWN))
             self._cv.notify_all()
@@ -288,7 +302,13 @@ class Engine:
         try:
             if self.state == "failed":
                 raise ServerUnavailable(f"server failed: {self.error}")
-            probs, stats = self.front.forward(self.world, self.active, self.shard, self.where, docs)
+            try:
+                probs, stats = self.front.forward(self.world, self.active, self.shard, self.where, docs)
+            except RuntimeError as exc:
+                dead = self._dead_ranks(wait_s=_DEATH_GRACE_S)
+                if not dead or not self._degrade(dead, f"a batch failed ({type(exc).__name__}: {exc})"):
+                    raise
+                probs, stats = self.front.forward(self.world, self.active, self.shard, self.where, docs)
         except (RuntimeError, ServeError) as exc:
             err = exc if isinstance(exc, ServeError) else ServerUnavailable(f"batch failed: {type(exc).__name__}: {exc}")
             self._fail(f"{type(exc).__name__}: {exc}" if not isinstance(exc, ServeError) else None)
@@ -365,10 +385,57 @@ class Engine:
         """Send a control message to every rank (leaving the active ranks' serving loop first)."""
         self.world.send_control(self.active, [int(op)])
 
+    def _dead_ranks(self, wait_s: float = 0.0) -> list[int]:
+        """Worker ranks whose process has exited (waiting up to `wait_s` for a dying one to be seen)."""
+        deadline = time.perf_counter() + wait_s
+        while True:
+            dead = [i + 1 for i, p in enumerate(self.procs) if not p.is_alive()]
+            if dead or time.perf_counter() >= deadline:
+                return dead
+            time.sleep(0.05)
+
+    def _degrade(self, dead: list[int], why: str) -> bool:
+        """Serve on rank 0 alone from here on (module docstring); False when that is not possible."""
+        from infra.model.checkpoint import load
+        log.error("model server lost rank(s) %s (%s): serving on rank 0 alone", dead, why)
+        for p in self.procs:                       # the others wait on a world that cannot complete
+            if p.is_alive():
+                p.terminate()
+        for p in self.procs:
+            p.join(5)
+        try:
+            model, _ = load(self.model_info.weights)
+            experts = FrontModel(model, self.world.device).take_experts()
+        except (OSError, RuntimeError, ValueError) as exc:
+            self._fail(f"rank(s) {dead} lost and the weights could not be read again: {exc}")
+            return False
+        shard = ExpertShard(len(experts), self.shard.d, self.shard.h, self.world.device)
+        shard.load_all(experts, self.world.device)
+        placement = torch.full((self.placement.shape[0], self.world.size, max(self.n_experts, 1)), EMPTY,
+                               dtype=torch.long)
+        placement[:, 0, :self.n_experts] = torch.arange(self.n_experts)
+        with self._cv:
+            self.shard, self.placement, self.where = shard, placement, holders(placement, self.n_experts)
+            self.active = 1
+            self.lost_ranks = sorted(set(self.lost_ranks) | set(dead))
+            self.error = (f"rank(s) {self.lost_ranks} lost ({why}); serving on rank 0 alone, "
+                          "experts read again from the weights")
+            self.state = "degraded"
+            self.memory = [RankMemory.from_stats(0, memory_stats(shard.nbytes, shard.n_copies,
+                                                                 device=self.world.device).tolist())]
+            self._last_comm = time.perf_counter()
+        return True
+
     def _heartbeat(self) -> None:
-        dead = [i + 1 for i, p in enumerate(self.procs) if not p.is_alive()]
-        if dead:
-            self._fail(f"worker rank(s) {dead} exited")
+        if self.state == "degraded":               # the world is not used any more: local figures only
+            with self._cv:
+                self.memory = [RankMemory.from_stats(0, memory_stats(self.shard.nbytes, self.shard.n_copies,
+                                                                     device=self.world.device).tolist())]
+                self._last_comm = time.perf_counter()
+            return
+        dead = self._dead_ranks()
+        if dead and self.state != "failed":
+            self._degrade(dead, "the process exited")
             return
         if self.state == "failed":
             self._last_comm = time.perf_counter()
@@ -377,14 +444,16 @@ class Engine:
             self._control(Ctl.PING)
             stats = self.world.gather_stats(memory_stats(self.shard.nbytes, self.shard.n_copies, device=self.world.device))
         except RuntimeError as exc:
-            self._fail(f"heartbeat failed: {type(exc).__name__}: {exc}")
+            dead = self._dead_ranks(wait_s=_DEATH_GRACE_S)
+            if not dead or not self._degrade(dead, f"heartbeat failed: {type(exc).__name__}: {exc}"):
+                self._fail(f"heartbeat failed: {type(exc).__name__}: {exc}")
             return
         with self._cv:
             self.memory = [RankMemory.from_stats(r, row) for r, row in enumerate(stats.tolist())]
             self._last_comm = time.perf_counter()
 
     def _shutdown_ranks(self) -> None:
-        if self.state != "failed":
+        if self.state != "failed" and not self.lost_ranks:
             try:
                 self._control(Ctl.SHUTDOWN)
             except RuntimeError as exc:

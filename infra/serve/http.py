@@ -102,7 +102,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _health(self) -> tuple[int, Any]:
         state = self.server.engine.state
-        return (200 if state in ("serving", "scaling") else 503), {"state": state}
+        return (200 if state in ("serving", "scaling", "degraded") else 503), {"state": state}
 
     def _status(self) -> tuple[int, Any]:
         if "refresh=1" in self.path.partition("?")[2].split("&"):

@@ -90,7 +90,8 @@ class Server:
                 if p.is_alive():
                     p.terminate()
                     p.join(5)
-            self.engine.world.close()
+            if not self.engine.lost_ranks:         # a world with a dead member is left as it is
+                self.engine.world.close()
             self._stopped.set()
             log.info("model server stopped")
 

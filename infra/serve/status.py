@@ -29,7 +29,7 @@ class Counters:
 
 @dataclass
 class ServerStatus:
-    state: str                             # starting | serving | scaling | stopping | failed
+    state: str                             # starting | serving | scaling | degraded | stopping | failed
     backend: str
     max_ranks: int
     active_ranks: int
@@ -53,6 +53,7 @@ class ServerStatus:
     error: str | None = None
     announced_tokens: int = 0
     reconfigurations: list[dict[str, Any]] = field(default_factory=list)   # the last few, oldest first
+    lost_ranks: list[int] = field(default_factory=list)    # worker ranks whose process died (state degraded)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -88,6 +89,8 @@ def format_status(s: ServerStatus) -> str:
                      f"{r['moved_copies']} copies moved ({r['moved_bytes'] / 2**10:.0f} KiB)")
     if s.autoscale:
         lines.append(f"autoscale: {s.autoscale}")
+    if s.lost_ranks:
+        lines.append(f"lost ranks: {s.lost_ranks} (serving on rank 0 alone; restart the server to scale)")
     if s.error:
         lines.append(f"error: {s.error}")
     return "\n".join(lines)
