@@ -106,7 +106,7 @@ def _local_file(ref: str, base: str, referrer: Path, roots: list[Path]) -> Path:
 def _refs(node: Any, base: str) -> Iterator[tuple[str, str]]:
     """(ref, the base URI it is relative to) for every `$ref`/`$dynamicRef` that names another document."""
     if isinstance(node, dict):
-        if isinstance(node.get("$id"), str) and node is not None:
+        if isinstance(node.get("$id"), str):
             base = urljoin(base, node["$id"])
         for key in ("$ref", "$dynamicRef", "$recursiveRef"):
             ref = node.get(key)
