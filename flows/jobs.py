@@ -76,6 +76,9 @@ def build_job(o: JobOptions) -> Job:
     settings = Settings.load(home=o.home, db=o.db, concurrency=o.concurrency,
                              quota_project=o.project, quota_user=o.user, index=o.index,
                              ocr_engine=PARSERS[o.parser], follow_links=o.follow_links or None)
+    if settings.rule_sandbox not in ("role", "off"):
+        raise ConfigError(f"DOCASSAY_RULE_SANDBOX must be 'role' (the default) or 'off', not {settings.rule_sandbox!r}",
+                          setting="rule_sandbox")
     ref_dirs = [d for d in settings.schema_ref_dirs.split(os.pathsep) if d]
     job = Job(schema=load_schema(o.schema, ref_dirs=ref_dirs), rules=load_rule_pack(o.rules), settings=settings,
               generator=o.generator, reuse_formats=o.reuse_formats, repair=o.repair)
