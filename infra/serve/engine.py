@@ -197,6 +197,7 @@ class Engine:
             return self._queued_tokens, self.active, self._rate
 
     def status(self) -> ServerStatus:
+        self._check_ranks_soon()
         with self._cv:
             cur = self.current
             pending_scale = next((c for c in self._controls if c.op == Ctl.SCALE), None)
@@ -216,6 +217,15 @@ class Engine:
                 model=self.model_info, autoscale=self.autoscale_state, error=self.error,
                 announced_tokens=sum(t for _, t in self._announced),
                 reconfigurations=[r.to_json() for r in self.reports], lost_ranks=list(self.lost_ranks))
+
+    def _check_ranks_soon(self) -> None:
+        """A worker that died while idle is seen by the next heartbeat; a status call asks for it now."""
+        if self.lost_ranks or not any(not p.is_alive() for p in self.procs):
+            return
+        with self._cv:
+            if self.state == "serving" and not any(c.op == Ctl.PING for c in self._controls):
+                self._controls.append(_Control(Ctl.PING))
+                self._cv.notify_all()
 
     def start(self) -> None:
         self._thread = threading.Thread(target=self._loop, name="docassay-serve-engine", daemon=True)

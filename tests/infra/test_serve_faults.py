@@ -51,3 +51,25 @@ def test_a_killed_rank_degrades_the_server_instead_of_failing_it(tmp_path: Path)
         assert exc.value.status == 409 and "restart" in exc.value.message
     finally:
         assert srv.stop() == 0, srv.log.read_text()[-3000:]
+
+
+def test_an_idle_rank_that_dies_is_seen_without_a_request(tmp_path: Path) -> None:
+    from extractors.instructions.model_features import N_BUCKETS, N_NUMERIC
+    weights = write_weights(tmp_path / "tiny.pt")
+    docs = random_docs(4, N_BUCKETS, N_NUMERIC, seed=5)
+    refs = reference_scores(weights, docs, threads=1)
+    srv = ServerProcess(weights, max_ranks=3, ranks=2, token=TOKEN, log=tmp_path / "server.log")
+    try:
+        client = srv.client(timeout_s=120)
+        workers = sorted(_workers(srv.proc.pid))
+        assert len(workers) == 2
+        os.kill(workers[-1], signal.SIGKILL)                 # rank 2: idle, on the parent group only
+        deadline = time.monotonic() + 30
+        while client.status().state != "degraded" and time.monotonic() < deadline:
+            time.sleep(0.2)
+        status = client.status()
+        assert status.state == "degraded" and status.lost_ranks == [2], status
+        for got, want in zip(client.score(docs), refs):
+            assert np.array_equal(got, want)
+    finally:
+        assert srv.stop() == 0, srv.log.read_text()[-3000:]
