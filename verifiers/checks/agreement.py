@@ -15,8 +15,10 @@ earlier documents.
     history_agrees       a value that belongs to the format (the seller's name, VAT ID, IBAN, the
                          currency, or a field marked `x-docassay: {"per_format": "same"}`) equals
                          the format's previous accepted document's (verifiers.history): pass;
-                         differs: fail. A per-document value (invoice number, issue date, gross
-                         total) equal to the previous document's fails (copied)
+                         differs: fail
+    history_repeats      a per-document value (document number, issue date, gross total) equal to
+                         the format's previous document's fails (copied, or the same document
+                         again); a different one passes
     currency_printed     the currency's code or sign is printed; another code or sign printed
                          instead fails
 
@@ -36,6 +38,7 @@ from verifiers.evidence import FieldEvidence
 from verifiers.history import value_key
 
 __all__ = ["value_printed", "printed_twice", "alternative_agrees", "reading_ambiguous", "history_agrees",
+           "history_repeats",
            "currency_printed", "CHECKS", "CURRENCY_SIGNS"]
 
 _FORMAT_ROLES = ("seller_name", "seller_vat_id", "seller_address", "iban", "bic", "currency")
@@ -186,8 +189,22 @@ def history_agrees(ctx: VerifyContext) -> list[Signal]:
         if role in _FORMAT_ROLES or pol.same_per_format:
             out.append(Signal(f, "history_agrees", "pass" if same else "fail",
                               f"{'as' if same else 'unlike'} the format's previous document ({pv!r})"))
-        elif role in _DOCUMENT_ROLES and same:
-            out.append(Signal(f, "history_agrees", "fail", f"the same {f} as the format's previous document"))
+    return out
+
+
+def history_repeats(ctx: VerifyContext) -> list[Signal]:
+    prev = ctx.history.previous() if ctx.history is not None else None
+    if prev is None or not hasattr(prev.record, "get"):
+        return []
+    out = []
+    for f, role in roles_of(ctx.schema).by_field.items():
+        v, pv = ctx.record.get(f), prev.record.get(f)
+        if role not in _DOCUMENT_ROLES or v in (None, "") or pv in (None, "") or isinstance(v, (list, dict)):
+            continue
+        if value_key(v) == value_key(pv):
+            out.append(Signal(f, "history_repeats", "fail", f"the same {f} as the format's previous document"))
+        else:
+            out.append(Signal(f, "history_repeats", "pass", f"differs from the format's previous document"))
     return out
 
 
@@ -222,4 +239,5 @@ def currency_printed(ctx: VerifyContext) -> list[Signal]:
 
 CHECKS = (("value_printed", value_printed), ("printed_twice", printed_twice),
           ("alternative_agrees", alternative_agrees), ("reading_ambiguous", reading_ambiguous),
-          ("history_agrees", history_agrees), ("currency_printed", currency_printed))
+          ("history_agrees", history_agrees), ("history_repeats", history_repeats),
+          ("currency_printed", currency_printed))

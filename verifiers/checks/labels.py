@@ -19,7 +19,7 @@ import re
 from verifiers.checks.fields import roles_of
 from verifiers.checks.page import place
 from verifiers.checks.signal import Signal
-from verifiers.checks.vocabulary import RIVALS, ROLE_MEANING, VETO, is_label_text, meanings_in
+from verifiers.checks.vocabulary import RIVALS, ROLE_MEANING, VETO, is_label_text, meanings_in, tax_inclusion
 from verifiers.context import VerifyContext
 from verifiers.evidence import FieldEvidence
 
@@ -29,7 +29,11 @@ _ANCHOR_NOISE = re.compile(r"^[=<>^v]+|#-?\d+$")
 
 
 def nearest_meanings(text: str) -> tuple[set[str], str] | None:
-    """The meanings of the last cue phrase in `text` (labels sit right before their values)."""
+    """The meanings of the last cue phrase in `text` (labels sit right before their values); a
+    total said to include or exclude tax means the gross or the net total whatever its words."""
+    incl = tax_inclusion(text)
+    if incl is not None:
+        return {incl}, text.strip()[-40:]
     found = meanings_in(text)
     if not found:
         return None

@@ -108,13 +108,17 @@ def _place(document: Any, ev: FieldEvidence) -> Place | None:
     return Place(page, li, x0, x1, left, right, str(getattr(lines[li], "text", "")))
 
 
-def heading_above(p: Place, *, max_lines: int = HEADING_MAX_LINES,
-                  max_ems: float = HEADING_MAX_EMS) -> tuple[str, str] | None:
-    """The nearest line above the value, in its column, that reads as a block heading
-    (vocabulary.heading_meaning), with the value's own line's left words first ("Bill to: ACME")."""
+BLOCK_MEANINGS = frozenset({"seller", "buyer", "delivery", "bank", "payment_terms"})
+
+
+def heading_above(p: Place, *, max_lines: int = HEADING_MAX_LINES, max_ems: float = HEADING_MAX_EMS,
+                  meanings: frozenset[str] = BLOCK_MEANINGS) -> tuple[str, str] | None:
+    """The nearest line above the value, in its column, that reads as a block heading of one of
+    `meanings` (vocabulary.heading_meaning), the value's own line's left words first ("Bill to:
+    ACME"). Headings of other meanings ("USt.-Id.-Nr.:", "Nummer:") are passed over."""
     if p.left:
         m = heading_meaning(p.left)
-        if m:
+        if m in meanings:
             return m, p.left
     lines = _lines(p.page)
     here = lines[p.line].bbox
@@ -135,7 +139,7 @@ def heading_above(p: Place, *, max_lines: int = HEADING_MAX_LINES,
             break
         text = " ".join(w.text for w in words)
         m = heading_meaning(text)
-        if m:
+        if m in meanings:
             return m, text
     return None
 

@@ -6,7 +6,13 @@
                       is at least the net total (in size; credit notes are negative)
     name_shape        a party's name reads as a name: a legal form ("GmbH", "Ltd", "Sdn Bhd")
                       passes; a postcode and town, a street and number, a country, a phone number,
-                      an e-mail or web address, or mostly digits fails
+                      an e-mail or web address, mostly digits, "label : value", a fragment (only
+                      a legal form; an unbalanced bracket) or a name carrying a registration
+                      number ("(519537-X)") fails
+    address_shape     an address holds a postcode or a street word and no date, time, phone
+                      number, price or "label : value" pair (a till line read with it)
+    amount_format     an amount was read from a figure printed with cents where the document
+                      prints its amounts with cents (a bare "6" beside "15.90" is a quantity)
     number_shape      a document number holds a digit and is one short token run (no sentence)
 
 Fields by role (verifiers.checks.fields).
@@ -23,7 +29,8 @@ from verifiers.checks.values import iso_date, num, text
 from verifiers.checks.vocabulary import fold
 from verifiers.context import VerifyContext
 
-__all__ = ["date_range", "due_after_issue", "tax_share", "name_shape", "number_shape", "CHECKS",
+__all__ = ["date_range", "due_after_issue", "tax_share", "name_shape", "address_shape", "amount_format",
+           "number_shape", "CHECKS",
            "EARLIEST_YEAR", "LATEST_AHEAD_DAYS", "MAX_TERM_DAYS", "MAX_TAX_SHARE", "today"]
 
 EARLIEST_YEAR = 1990            # no business document of interest is older
@@ -40,6 +47,19 @@ _POSTCODE_TOWN = re.compile(r"^(?:[A-Z]{1,2}[- ]?)?\d{4,5}\s+[^\W\d_]{2,}", re.U
 _STREET = re.compile(r"(?:stra(?:ss|ß)e|str\.|street|st\.|road|rd\.?|avenue|ave\.?|weg|gasse|platz|allee|laan|"
                      r"straat|rue|jalan|jln\.?|lorong|boulevard|blvd)\s*\d+\w?\b|^\d+\w?\s+\w+\s+"
                      r"(?:street|st|road|rd|avenue|ave|lane|ln|drive|dr)\b", re.IGNORECASE)
+_STREET_WORDS = re.compile(r"\b(jalan|jln|taman|tmn|bandar|lorong|persiaran|kampung|kg|seksyen|lot|medan|"
+                           r"street|road|avenue|lane|strasse|weg|gasse|platz|allee|rue|laan|straat|"
+                           r"building|bangunan|floor|flr|level|block|blok)\b")
+_REG_NO = re.compile(r"\(\s*(?:co\.?\s*(?:no|reg)\.?\s*:?\s*)?\d{3,}[-\s]?[A-Z]?\s*\)", re.IGNORECASE)
+_LABEL_VALUE = re.compile(r"^[^\W\d_][^:]{0,24}?\s*:\s*\S")
+_SHORT_LABEL_VALUE = re.compile(r"^[^\W\d_][^:]{0,24}?\s*:\s*\S.{0,12}$")
+_TIME = re.compile(r"\b\d{1,2}:\d{2}(?::\d{2})?\b")
+_DATE = re.compile(r"\b\d{1,2}[./-]\d{1,2}[./-]\d{2,4}\b")
+_PHONE = re.compile(r"(?<!\d)0\d{1,2}[- ]\d{3,4}[ -]?\d{3,4}(?!\d)")
+_PRICE = re.compile(r"(?<![\d.,])\d+\.\d{2}(?![\d.,])")
+_POSTCODE = re.compile(r"(?:(?<![\w-])|(?<=\b[A-Z]-))\d{4,6}(?![\w-])")
+_CENTS = re.compile(r"\d[.,]\d{2}(?!\d)")
+MIN_CENT_AMOUNTS = 3           # amount_format: the document prints at least this many amounts with cents
 _CONTACT = re.compile(r"@|\bwww\.|https?://|\b(?:tel|fax|phone|telefon)\b[.:]?", re.IGNORECASE)
 _COUNTRIES = frozenset(fold(c) for c in (
     "Deutschland", "Germany", "France", "Frankreich", "Österreich", "Austria", "Schweiz", "Switzerland",
@@ -104,9 +124,17 @@ def tax_share(ctx: VerifyContext) -> list[Signal]:
     return out
 
 
-def _name_verdict(v: str) -> tuple[str, str] | None:
+def _name_verdict(v: str, reads_as: str | None = None) -> tuple[str, str] | None:
     s = v.strip()
     f = fold(s)
+    if reads_as:
+        return "fail", f"reads as {'a ' if reads_as != 'label: value' else ''}{reads_as}"
+    if _LABEL_VALUE.match(s):
+        return "fail", "reads as 'label : value'"
+    if s.count("(") != s.count(")"):
+        return "fail", "is a fragment (an unbalanced bracket)"
+    if _REG_NO.search(s):
+        return "fail", "carries a registration number"
     if _CONTACT.search(s):
         return "fail", "reads as contact details"
     if f in _COUNTRIES:
@@ -120,7 +148,12 @@ def _name_verdict(v: str) -> tuple[str, str] | None:
     if digits > letters:
         return "fail", "is mostly digits"
     if _LEGAL.search(f):
+        rest = [w for w in _LEGAL.sub(" ", f).split() if len(w) >= 2]
+        if not rest:
+            return "fail", "is only a legal form: a fragment of the name"
         return "pass", "carries a legal form or trade word"
+    if _STREET_WORDS.search(f):
+        return "fail", "reads as an address"
     return None
 
 
@@ -132,9 +165,57 @@ def name_shape(ctx: VerifyContext) -> list[Signal]:
         v = text(ctx.record.get(f))
         if v is None:
             continue
-        verdict = _name_verdict(v)
+        ev = (ctx.evidence or {}).get(f)
+        verdict = _name_verdict(v, getattr(ev, "reads_as", None))
         if verdict:
             out.append(Signal(f, "name_shape", verdict[0], f"{v!r} {verdict[1]}"))
+    return out
+
+
+def _address_verdict(v: str) -> tuple[str, str]:
+    for rx, why in ((_TIME, "a time"), (_DATE, "a date"), (_PHONE, "a phone number"), (_PRICE, "a price")):
+        if rx.search(v):
+            return "fail", f"holds {why}: a line that is not the address was read with it"
+    if _SHORT_LABEL_VALUE.match(v.strip()):
+        return "fail", "reads as 'label : value'"
+    if _POSTCODE.search(v) or _STREET_WORDS.search(fold(v)) or _STREET.search(v):
+        return "pass", "has a postcode or a street word"
+    return "fail", "has neither a postcode nor a street word"
+
+
+def address_shape(ctx: VerifyContext) -> list[Signal]:
+    out = []
+    for f, role in roles_of(ctx.schema).by_field.items():
+        if role not in ("seller_address", "buyer_address"):
+            continue
+        v = text(ctx.record.get(f))
+        if v is None:
+            continue
+        outcome, why = _address_verdict(v)
+        out.append(Signal(f, "address_shape", outcome, f"{v[:60]!r} {why}"))  # type: ignore[arg-type]
+    return out
+
+
+def amount_format(ctx: VerifyContext) -> list[Signal]:
+    from verifiers.checks.page import doc_lines
+    out = []
+    cents_printed: int | None = None
+    for f, pol in ctx.cfg.fields.items():
+        if pol.kind != "amount" or num(ctx.record.get(f)) is None:
+            continue
+        ev = (ctx.evidence or {}).get(f)
+        t = getattr(ev, "text", "") or ""
+        if not any(ch.isdigit() for ch in t):
+            continue
+        if _CENTS.search(t):
+            out.append(Signal(f, "amount_format", "pass", f"read from {t!r}, printed with cents"))
+            continue
+        if cents_printed is None:
+            cents_printed = sum(len(_CENTS.findall(line)) for _, _, line in doc_lines(ctx.document))
+        if cents_printed >= MIN_CENT_AMOUNTS:
+            out.append(Signal(f, "amount_format", "fail",
+                              f"read from {t!r}, without cents, where the document prints {cents_printed} "
+                              f"amounts with cents"))
     return out
 
 
@@ -155,4 +236,5 @@ def number_shape(ctx: VerifyContext) -> list[Signal]:
 
 
 CHECKS = (("date_range", date_range), ("due_after_issue", due_after_issue), ("tax_share", tax_share),
-          ("name_shape", name_shape), ("number_shape", number_shape))
+          ("name_shape", name_shape), ("address_shape", address_shape), ("amount_format", amount_format),
+          ("number_shape", number_shape))

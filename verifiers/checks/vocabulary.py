@@ -10,6 +10,7 @@ address, a bank block. Verifiers never import the extractors, hence a vocabulary
     MEANINGS        meaning -> cue phrases
     meanings_in(text)        -> [(meaning, phrase, start, end)], longest phrases first, no overlaps
     heading_meaning(text)    -> the meaning of a short heading line ("Rechnungsempfänger:"), or None
+    tax_inclusion(text)      -> gross_total / net_total for "total incl. GST" / "amount before tax"
     ROLE_MEANING    field role (verifiers.checks.fields) -> the meaning its label should have
     RIVALS          field role -> meanings that contradict it
     VETO            meanings that contradict a date or an amount anywhere on its line
@@ -21,7 +22,7 @@ import unicodedata
 from functools import lru_cache
 
 __all__ = ["MEANINGS", "ROLE_MEANING", "RIVALS", "VETO", "fold", "meanings_in", "heading_meaning",
-           "is_label_text"]
+           "is_label_text", "tax_inclusion"]
 
 MEANINGS: dict[str, tuple[str, ...]] = {
     # parties and blocks
@@ -67,11 +68,11 @@ MEANINGS: dict[str, tuple[str, ...]] = {
               "auftragsdatum", "commande", "bon de commande", "bestelling", "bestelnummer", "pedido"),
     "discount": ("skonto", "discount", "escompte", "remise", "korting", "rabatt", "nachlass", "diskaun",
                  "descuento", "early payment"),
-    "document_meta": ("version", "stand", "stylesheet", "printed", "gedruckt", "druckdatum", "erstellt am",
+    "document_meta": ("version", "stand", "stylesheet", "druckdatum", "erstellt am",
                       "created", "generated", "valid until", "gultig bis", "gultig ab", "seite", "page",
                       "page de", "pagina", "as of"),
     # amounts
-    "net_total": ("net", "subtotal", "sub total", "net amount", "net total", "total net", "total excl vat",
+    "net_total": ("net", "subtotal", "sub total", "net amount", "total excl vat",
                   "total excluding vat", "total before tax", "amount excl tax", "taxable amount", "netto",
                   "nettobetrag", "summe netto", "zwischensumme", "warenwert", "positionssumme",
                   "summe positionen", "nettosumme", "gesamtsumme netto", "rechnungssumme ohne ust",
@@ -81,15 +82,19 @@ MEANINGS: dict[str, tuple[str, ...]] = {
     "tax_total": ("vat", "tax", "sales tax", "gst", "sst", "vat amount", "total tax", "tax amount",
                   "total vat", "mwst", "umsatzsteuer", "ust", "steuerbetrag", "mwst betrag",
                   "umsatzsteuerbetrag", "mehrwertsteuer", "steuer", "tva", "montant tva", "total tva",
-                  "btw", "btw bedrag", "totaal btw", "iva", "cuota iva", "cukai", "gst amount"),
+                  "btw", "btw bedrag", "totaal btw", "iva", "cuota iva", "cukai", "gst amount", "tax total",
+                  "total gst", "gst total", "vat total", "mwst summe", "summe mwst", "summe ust"),
     "gross_total": ("total", "grand total", "amount due", "balance due", "total due", "total amount",
                     "invoice total", "amount payable", "total payable", "total to pay", "total incl vat",
                     "total including vat", "gesamtbetrag", "bruttobetrag", "brutto", "endbetrag",
                     "zahlbetrag", "rechnungsbetrag", "zu zahlen", "gesamt", "gesamtsumme", "bruttosumme",
                     "rechnungssumme", "total ttc", "montant ttc", "net a payer", "a payer", "montant total",
                     "totaal", "totaalbedrag", "te betalen", "factuurbedrag", "total a pagar", "importe total",
-                    "jumlah", "jumlah besar", "rounded total", "nett total", "total rm", "summe",
-                    "incl vat", "incl gst", "inkl mwst", "inkl ust"),
+                    "jumlah", "jumlah besar", "rounded total", "total rm", "summe",
+                    "total factura", "total after rounding", "after rounding", "total rounded"),
+    # "Net total" is the final amount on many receipts and the pre-tax total on invoices: no meaning
+    # either way, so it neither supports nor contradicts.
+    "ambiguous_total": ("net total", "nett total", "total net", "total sales"),
     "payment": ("cash", "change", "tendered", "paid", "amount paid", "payment", "bar", "gegeben", "ruckgeld",
                 "wechselgeld", "rendu", "rendu monnaie", "contant", "wisselgeld", "tunai", "baki",
                 "prepaid", "prepayment", "deposit", "anzahlung", "already paid", "bereits gezahlt",
@@ -122,6 +127,40 @@ MEANINGS: dict[str, tuple[str, ...]] = {
                      "klantnummer", "table", "cashier", "kasse", "terminal", "member"),
 }
 
+_TAX_WORDS = ("tax", "taxes", "vat", "gst", "sst", "mwst", "ust", "steuer", "umsatzsteuer", "tva", "taxe", "taxes",
+              "btw", "iva", "cukai")
+for _neg in ("excl", "excluding", "exclusive", "without", "before", "ex", "ohne", "exkl", "sans", "hors",
+             "sin", "zonder", "exclusief", "tanpa"):
+    MEANINGS["net_total"] += tuple(f"{_neg} {t}" for t in _TAX_WORDS) + tuple(f"total {_neg} {t}" for t in _TAX_WORDS) \
+        + tuple(f"amount {_neg} {t}" for t in _TAX_WORDS) + tuple(f"total sales {_neg} {t}" for t in _TAX_WORDS)
+for _inc in ("incl", "including", "inclusive", "inkl", "inklusive", "with", "avec", "con", "incluido", "inclusief",
+             "met", "termasuk"):
+    MEANINGS["gross_total"] += tuple(f"{_inc} {t}" for t in _TAX_WORDS) + tuple(f"total {_inc} {t}" for t in _TAX_WORDS)
+
+_INCL = frozenset({"incl", "including", "inclusive", "includes", "included", "inkl", "inklusive", "ttc",
+                   "inclusief", "termasuk", "incluido", "incluida", "incluye", "avec"})
+_EXCL = frozenset({"excl", "excluding", "exclusive", "exkl", "ohne", "without", "before", "sans", "hors", "ht",
+                   "sin", "zonder", "exclusief", "tanpa"})
+_TOTAL_WORDS = frozenset({"total", "totaal", "amount", "summe", "gesamt", "gesamtbetrag", "betrag", "montant",
+                          "importe", "bedrag", "jumlah", "sales", "sum", "grand"})
+
+
+def tax_inclusion(text: str) -> str | None:
+    """"gross_total" for a total said to include tax ("TOTAL INCL. OF GST", "Gesamtbetrag inkl.
+    MwSt."), "net_total" for an amount said to exclude it ("Total sin IVA", "Amount before tax",
+    "montant HT"), None otherwise. An inclusion without a total word ("incl. GST 6 %") is the tax
+    itself and says nothing here."""
+    words = set(fold(text).split())
+    taxed = bool(words & set(_TAX_WORDS)) or bool(words & {"ttc", "ht"})
+    if not taxed:
+        return None
+    if words & _EXCL:
+        return "net_total"
+    if words & _INCL and words & (_TOTAL_WORDS | {"ttc"}):
+        return "gross_total"
+    return None
+
+
 # The meaning a field of each role should be labelled with.
 ROLE_MEANING = {
     "seller_name": "seller", "buyer_name": "buyer", "seller_address": "seller", "buyer_address": "buyer",
@@ -140,7 +179,7 @@ RIVALS: dict[str, tuple[str, ...]] = {
     "delivery_date": tuple(m for m in _DATES if m not in ("delivery_date",)),
     "net_total": tuple(m for m in _AMOUNTS if m != "net_total"),
     "tax_total": ("payment", "discount"),          # "MwSt" also labels net and gross lines ("inkl. MwSt")
-    "gross_total": ("net_total", "payment", "discount"),
+    "gross_total": ("net_total", "tax_total", "payment", "discount"),
     "seller_vat_id": tuple(m for m in _IDS if m != "vat_id"),
     "buyer_vat_id": tuple(m for m in _IDS if m != "vat_id"),
     "document_number": tuple(m for m in _IDS if m != "document_number"),
