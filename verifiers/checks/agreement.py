@@ -30,7 +30,7 @@ import re
 from datetime import date
 
 from verifiers.checks.fields import roles_of
-from verifiers.checks.page import compact, doc_lines, doc_text
+from verifiers.checks.page import compact, doc_lines, doc_text, lines_printing_amount
 from verifiers.checks.signal import Signal
 from verifiers.checks.values import iso_date, num, text
 from verifiers.context import VerifyContext
@@ -84,8 +84,7 @@ def _lines_with(ctx: VerifyContext, f: str, kind: str) -> list[int] | None:
         x = num(v)
         if x is None:
             return None
-        x = round(abs(x), 6)
-        return [i for i, nums in enumerate(dt.amounts) if x in nums or any(abs(r - x) < AMOUNT_EPS for r in nums)]
+        return lines_printing_amount(dt, x)
     if kind == "date":
         d = iso_date(v)
         if d is None:

@@ -16,6 +16,7 @@ number) is not judged.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from verifiers.checks.fields import roles_of
 from verifiers.checks.page import doc_lines
@@ -45,6 +46,7 @@ def _compact(v: str) -> str:
     return _COMPACT.sub("", v).upper()
 
 
+@lru_cache(maxsize=64)
 def _vat_module(cc: str):
     """stdnum's VAT module for a two-letter prefix (EL is Greece's), or None."""
     from stdnum.util import get_cc_module

@@ -13,6 +13,7 @@ its attributes, and anything that does not look like one yields nothing.
 """
 from __future__ import annotations
 
+import bisect
 import math
 import re
 from dataclasses import dataclass
@@ -24,6 +25,7 @@ from verifiers.evidence import FieldEvidence
 from verifiers.tolerance import fold_text
 
 __all__ = ["Place", "place", "heading_above", "doc_lines", "doc_text", "DocText", "compact", "numbers_in",
+           "amount_forms", "lines_printing_amount",
            "percents_in", "number_readings",
            "HEADING_MAX_LINES", "HEADING_MAX_EMS"]
 
@@ -71,6 +73,26 @@ def place(ctx: VerifyContext, field: str) -> Place | None:
     return found
 
 
+_ROWS_CACHE: dict[int, tuple[Any, list[float], list[int], float]] = {}
+
+
+def _near_rows(page: Any, y0: float, y1: float) -> list[int]:
+    """Indexes of the page's words whose vertical extent may overlap [y0, y1] (by a y-sorted index)."""
+    hit = _ROWS_CACHE.get(id(page))
+    if hit is None or hit[0] is not page:
+        words = _words(page)
+        order = sorted((i for i, w in enumerate(words) if getattr(w, "bbox", None) is not None),
+                       key=lambda i: words[i].bbox.y0)
+        tops = [words[i].bbox.y0 for i in order]
+        tallest = max((words[i].bbox.y1 - words[i].bbox.y0 for i in order), default=0.0)
+        if len(_ROWS_CACHE) >= _CACHE_SIZE * 4:
+            _ROWS_CACHE.pop(next(iter(_ROWS_CACHE)))
+        hit = _ROWS_CACHE[id(page)] = (page, tops, order, tallest)
+    _, tops, order, tallest = hit
+    lo, hi = bisect.bisect_left(tops, y0 - tallest), bisect.bisect_right(tops, y1)
+    return order[lo:hi]
+
+
 def _place(document: Any, ev: FieldEvidence) -> Place | None:
     pages = getattr(document, "pages", None)
     if not pages or not isinstance(ev.page, int) or not 1 <= ev.page <= len(pages):
@@ -82,7 +104,8 @@ def _place(document: Any, ev: FieldEvidence) -> Place | None:
         return None
     words = _words(page)
     inside = []
-    for i, w in enumerate(words):
+    for i in _near_rows(page, y0, y1):
+        w = words[i]
         b = getattr(w, "bbox", None)
         if b is None:
             continue
@@ -150,7 +173,6 @@ class DocText:
     lines: list[tuple[int, int, str]]           # (page number, line index, text)
     compact: list[str]                          # each line folded, without white space or punctuation
     joined: str                                 # every compact line, in order, joined
-    amounts: list[frozenset[float]]             # each line's numbers (every reading), in size
     percents: frozenset[float]                  # every percentage printed
 
 
@@ -160,22 +182,24 @@ _COMPACT = re.compile(r"[\s\W_]+", re.UNICODE)
 
 def compact(v: object) -> str:
     """Folded (case, accents), without white space or punctuation: how printed text is compared."""
-    return _COMPACT.sub("", fold_text(v))
+    t = str(v)
+    if t.isascii():                                     # most lines: no accents to strip
+        return _COMPACT.sub("", t).casefold()
+    return _COMPACT.sub("", fold_text(t))
 
 
 def doc_text(document: Any) -> DocText:
     """The document's DocText (cached per document object); empty for no document."""
     pages = getattr(document, "pages", None)
     if not pages:
-        return DocText([], [], "", [], frozenset())
+        return DocText([], [], "", frozenset())
     hit = _DOC_CACHE.get(id(document))
     if hit is not None and hit[0] is document:
         return hit[1]
     lines = [(int(getattr(pg, "number", n + 1)), li, str(getattr(ln, "text", "")))
              for n, pg in enumerate(pages) for li, ln in enumerate(_lines(pg))]
     comp = [compact(t) for _, _, t in lines]
-    amounts = [frozenset(abs(v) for r in numbers_in(t) for v in r) for _, _, t in lines]
-    dt = DocText(lines, comp, "".join(comp), amounts, frozenset(percents_in(t for _, _, t in lines)))
+    dt = DocText(lines, comp, "".join(comp), frozenset(percents_in(t for _, _, t in lines)))
     if len(_DOC_CACHE) >= _CACHE_SIZE:
         _DOC_CACHE.pop(next(iter(_DOC_CACHE)))
     _DOC_CACHE[id(document)] = (document, dt)
@@ -189,6 +213,32 @@ def doc_lines(document: Any) -> list[tuple[int, int, str]]:
 
 _NUM = re.compile(r"(?<![\d.,])[-−]?(?:\d{1,3}(?:[ \u00a0']\d{3})+(?:[.,]\d{1,4})?|\d[\d.,]*\d|\d)(?:-(?![\w]))?(?!\d)")
 _PCT = re.compile(r"(?<![\d.,])(\d{1,2}(?:[.,]\d{1,3})?)\s?%")
+
+
+def amount_forms(x: float) -> list[str]:
+    """The ways an amount's size may be printed: 1234.5 -> 1234.50, 1234,50, 1,234.50, 1.234,50,
+    1 234,50, 1'234.50 (and 1234 for a whole amount)."""
+    a = abs(x)
+    whole, cents = f"{a:.2f}".split(".")
+    groups = f"{int(whole):,}"
+    forms = {f"{whole}.{cents}", f"{whole},{cents}"}
+    if "," in groups:
+        forms |= {f"{groups}.{cents}", f"{groups.replace(',', '.')},{cents}", f"{groups.replace(',', ' ')},{cents}",
+                  f"{groups.replace(',', chr(39))}.{cents}"}
+    if cents == "00":
+        forms |= {whole, groups, groups.replace(",", ".")}
+    elif cents.endswith("0"):
+        forms |= {f"{whole}.{cents[0]}", f"{whole},{cents[0]}"}
+    return sorted(forms)
+
+
+def lines_printing_amount(dt: "DocText", x: float) -> list[int]:
+    """Indexes of the lines of `dt` that print the amount `x` (its size, in any convention)."""
+    out: set[int] = set()
+    for form in amount_forms(x):
+        rx = re.compile(r"(?<![\d.,])" + re.escape(form) + r"(?![\d]|[.,]\d)")
+        out |= {i for i, (_, _, t) in enumerate(dt.lines) if form in t and rx.search(t)}
+    return sorted(out)
 
 
 def number_readings(token: str) -> set[float]:
