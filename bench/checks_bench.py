@@ -121,7 +121,7 @@ def score(captured: list[Captured]) -> tuple[dict[tuple[str, str], Tally], dict[
     milliseconds per record (process time, so that other processes on the machine do not count;
     "(document index)" is the shared per-document text index the checks read, built once)."""
     tallies: dict[tuple[str, str], Tally] = defaultdict(Tally)
-    base = {"fields": 0, "right": 0}
+    base = {"fields": 0, "right": 0, "wrong_failed": 0, "right_failed": 0}
     cpu: dict[str, float] = defaultdict(float)
     n = 0
     for c in captured:
@@ -137,11 +137,13 @@ def score(captured: list[Captured]) -> tuple[dict[tuple[str, str], Tally], dict[
             signals += run_checks(c.ctx, ((name, check),))
             cpu[name] += time.process_time() - t
         n += 1
+        failed = {sg.field for sg in signals if sg.outcome == "fail"}
         for f in c.ctx.record:
             ok = _is_right(f, c.ctx.record, c.truth, fuzzy)
             if ok is not None:
                 base["fields"] += 1
                 base["right"] += int(ok)
+                base["right_failed" if ok else "wrong_failed"] += int(f in failed)
         for sg in signals:
             ok = _is_right(sg.field, c.ctx.record, c.truth, fuzzy)
             if ok is None:
@@ -163,6 +165,8 @@ def render(title: str, tallies: dict[tuple[str, str], Tally], base: dict[str, in
              f"{base['fields']} annotated fields in the final records, {share:.3f} right. CPU per record: "
              f"{total:.2f} ms for all {len(CHECKS)} checks, of which {ms.get('(document index)', 0.0):.2f} ms "
              f"the shared document index; slowest check {max((v for k, v in ms.items() if k[0] != '('), default=0):.2f} ms.",
+             f"Wrong fields with at least one `fail`: {base['wrong_failed']} of {base['fields'] - base['right']}; "
+             f"right fields with at least one `fail`: {base['right_failed']} of {base['right']}.",
              "",
              "| check | pass fired | right among pass | fail fired | right among fail | CPU ms |",
              "|---|---:|---:|---:|---:|---:|"]

@@ -56,6 +56,18 @@ def test_label_meaning_from_the_anchor_label_when_nothing_is_left_of_the_value()
     assert by(L.label_meaning(c), "total", "label_meaning") == ["pass"]
 
 
+def test_final_total():
+    doc = page_doc([(50, 40, "Subtotal 20.98"), (50, 52, "Total incl. GST 20.98"), (50, 64, "Rounding 0.02"),
+                    (50, 76, "Rounded total 21.00"), (50, 88, "Cash 50.00")])
+    inter = ctx({"total": 20.98}, schema=RECEIPT, doc=doc, evidence={"total": at(doc, "total", "20.98", occurrence=1)})
+    assert by(L.final_total(inter), "total", "final_total") == ["fail"]
+    final = ctx({"total": 21.0}, schema=RECEIPT, doc=doc, evidence={"total": at(doc, "total", "21.00")})
+    assert by(L.final_total(final), "total", "final_total") == ["pass"]
+    summary = page_doc([(50, 40, "Total 21.00"), (50, 52, "GST 6% Total 19.81 1.19")])     # a tax summary row
+    c = ctx({"total": 21.0}, schema=RECEIPT, doc=summary, evidence={"total": at(summary, "total", "21.00")})
+    assert by(L.final_total(c), "total", "final_total") == ["pass"]
+
+
 def test_value_not_label():
     assert by(L.value_not_label(ctx(GOOD)), "buyer_name", "value_not_label") == ["pass"]
     assert by(L.value_not_label(ctx(dict(GOOD, buyer_name="Payment Terms"))), "buyer_name", "value_not_label") == ["fail"]

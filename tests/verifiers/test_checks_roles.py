@@ -86,6 +86,31 @@ def test_parties_distinct():
     assert by(s, "buyer_name", "parties_distinct") == ["fail"] and by(s, "seller_name", "parties_distinct") == ["fail"]
 
 
+def test_address_whole():
+    doc = page_doc([(50, 40, "ACME SDN BHD"), (50, 52, "NO 12, JALAN SS 2/4"), (50, 64, "47300 PETALING JAYA"),
+                    (50, 100, "TOTAL 12.00")])
+    cut = ctx({"address": "47300 PETALING JAYA"}, schema=RECEIPT, doc=doc,
+              evidence={"address": at(doc, "address", "47300 PETALING JAYA")})
+    assert by(R.address_whole(cut), "address", "address_whole") == ["fail"]
+    short = ctx({"address": "NO 12, JALAN SS 2/4"}, schema=RECEIPT, doc=doc,
+                evidence={"address": at(doc, "address", "NO 12, JALAN SS 2/4")})
+    assert by(R.address_whole(short), "address", "address_whole") == ["fail"]
+    whole = doc.pages[0].lines
+    box = whole[1].bbox.union(whole[2].bbox)
+    from verifiers.evidence import FieldEvidence
+    ev = FieldEvidence("address", "label", text="NO 12, JALAN SS 2/4 47300 PETALING JAYA", page=1,
+                       bbox=(box.x0, box.y0, box.x1, box.y1))
+    ok = ctx({"address": "NO 12, JALAN SS 2/4 47300 PETALING JAYA"}, schema=RECEIPT, doc=doc, evidence={"address": ev})
+    assert by(R.address_whole(ok), "address", "address_whole") == ["pass"]
+
+
+def test_items_complete():
+    assert by(R.items_complete(ctx(GOOD)), "line_items", "items_complete") == ["pass"]
+    rec = dict(GOOD, line_items=[{"description": "A", "quantity": 1.0, "line_total": 2.0},
+                                 {"quantity": 2.0, "line_total": 4.0}])
+    assert by(R.items_complete(ctx(rec)), "line_items", "items_complete") == ["fail"]
+
+
 @pytest.mark.parametrize("name,check", R.CHECKS)
 def test_conformance(name, check):
     c = _party_ctx("DE123456789", "DE123456789")

@@ -50,7 +50,15 @@ _STREET = re.compile(r"(?:stra(?:ss|ß)e|str\.|street|st\.|road|rd\.?|avenue|ave
 _STREET_WORDS = re.compile(r"\b(jalan|jln|taman|tmn|bandar|lorong|persiaran|kampung|kg|seksyen|lot|medan|"
                            r"street|road|avenue|lane|strasse|weg|gasse|platz|allee|rue|laan|straat|"
                            r"building|bangunan|floor|flr|level|block|blok)\b")
-_REG_NO = re.compile(r"\(\s*(?:co\.?\s*(?:no|reg)\.?\s*:?\s*)?\d{3,}[-\s]?[A-Z]?\s*\)", re.IGNORECASE)
+_REG_NO = re.compile(r"\(\s*(?:co\.?\s*(?:no|reg)\.?\s*:?\s*)?\d{3,}[-\s]?[A-Z]?\s*\)|\b\d{4,}-[A-Z]\b",
+                     re.IGNORECASE)
+_CONNECTOR = re.compile(r"^(?:&|\+|-|,|and\b|und\b|et\b|en\b|dan\b)|(?:&|\+|-|,|\band|\bund|\bet|\ben|\bdan|\bof)$",
+                        re.IGNORECASE)
+# Words of sentences, not of names: a greeting or a notice read as a name ("GOODS SOLD ARE NOT RETURNABLE").
+_SENTENCE = frozenset(fold(w) for w in (
+    "thank", "thanks", "you", "your", "please", "is", "are", "not", "was", "were", "we", "our", "will", "welcome",
+    "danke", "vielen", "bitte", "ihr", "ihre", "wir", "merci", "votre", "nous", "bedankt", "uw", "wij",
+    "terima", "kasih", "sila", "anda", "selamat"))
 _LABEL_VALUE = re.compile(r"^[^\W\d_][^:]{0,24}?\s*:\s*\S")
 _SHORT_LABEL_VALUE = re.compile(r"^[^\W\d_][^:]{0,24}?\s*:\s*\S.{0,12}$")
 _TIME = re.compile(r"\b\d{1,2}:\d{2}(?::\d{2})?\b")
@@ -133,6 +141,10 @@ def _name_verdict(v: str, reads_as: str | None = None) -> tuple[str, str] | None
         return "fail", "reads as 'label : value'"
     if s.count("(") != s.count(")"):
         return "fail", "is a fragment (an unbalanced bracket)"
+    if _CONNECTOR.search(s):
+        return "fail", "is a fragment (starts or ends with a connector: the name goes on on another line)"
+    if sum(w in _SENTENCE for w in f.split()) >= 2:
+        return "fail", "reads as a sentence, not a name"
     if _REG_NO.search(s):
         return "fail", "carries a registration number"
     if _CONTACT.search(s):

@@ -21,7 +21,7 @@ import re
 import unicodedata
 from functools import lru_cache
 
-__all__ = ["MEANINGS", "ROLE_MEANING", "RIVALS", "VETO", "fold", "meanings_in", "heading_meaning",
+__all__ = ["MEANINGS", "ROLE_MEANING", "SUPPORTS", "RIVALS", "VETO", "fold", "meanings_in", "heading_meaning",
            "is_label_text", "tax_inclusion"]
 
 MEANINGS: dict[str, tuple[str, ...]] = {
@@ -67,7 +67,7 @@ MEANINGS: dict[str, tuple[str, ...]] = {
               "bestellung", "bestelldatum", "bestellnummer", "bestell nr", "auftrag", "auftragsnummer",
               "auftragsdatum", "commande", "bon de commande", "bestelling", "bestelnummer", "pedido"),
     "discount": ("skonto", "discount", "escompte", "remise", "korting", "rabatt", "nachlass", "diskaun",
-                 "descuento", "early payment"),
+                 "descuento", "early payment", "savings", "saving", "total savings", "you saved", "you save", "jimat"),
     "document_meta": ("version", "stand", "stylesheet", "druckdatum", "erstellt am",
                       "created", "generated", "valid until", "gultig bis", "gultig ab", "seite", "page",
                       "page de", "pagina", "as of"),
@@ -84,14 +84,18 @@ MEANINGS: dict[str, tuple[str, ...]] = {
                   "umsatzsteuerbetrag", "mehrwertsteuer", "steuer", "tva", "montant tva", "total tva",
                   "btw", "btw bedrag", "totaal btw", "iva", "cuota iva", "cukai", "gst amount", "tax total",
                   "total gst", "gst total", "vat total", "mwst summe", "summe mwst", "summe ust"),
-    "gross_total": ("total", "grand total", "amount due", "balance due", "total due", "total amount",
-                    "invoice total", "amount payable", "total payable", "total to pay", "total incl vat",
+    "gross_total": ("total", "grand total", "total amount",
+                    "invoice total", "total incl vat",
                     "total including vat", "gesamtbetrag", "bruttobetrag", "brutto", "endbetrag",
-                    "zahlbetrag", "rechnungsbetrag", "zu zahlen", "gesamt", "gesamtsumme", "bruttosumme",
-                    "rechnungssumme", "total ttc", "montant ttc", "net a payer", "a payer", "montant total",
-                    "totaal", "totaalbedrag", "te betalen", "factuurbedrag", "total a pagar", "importe total",
+                    "rechnungsbetrag", "gesamt", "gesamtsumme", "bruttosumme",
+                    "rechnungssumme", "total ttc", "montant ttc", "montant total",
+                    "totaal", "totaalbedrag", "factuurbedrag", "importe total",
                     "jumlah", "jumlah besar", "rounded total", "total rm", "summe",
                     "total factura", "total after rounding", "after rounding", "total rounded"),
+    # What is left to pay: the gross total, unless something was paid before (a prepayment, a deposit).
+    "amount_due": ("amount due", "balance due", "total due", "amount payable", "total payable", "total to pay",
+                   "zahlbetrag", "zu zahlen", "net a payer", "a payer", "te betalen", "total a pagar", "a pagar",
+                   "restbetrag", "offener betrag", "solde", "balance"),
     # "Net total" is the final amount on many receipts and the pre-tax total on invoices: no meaning
     # either way, so it neither supports nor contradicts.
     "ambiguous_total": ("net total", "nett total", "total net", "total sales"),
@@ -169,6 +173,9 @@ ROLE_MEANING = {
     "delivery_date": "delivery_date", "net_total": "net_total", "tax_total": "tax_total",
     "gross_total": "gross_total",
 }
+# Meanings that support a role besides its own (a total payable is the gross total unless something
+# was paid in advance: evidence for it, but no proof).
+SUPPORTS = {"gross_total": ("amount_due",)}
 _DATES = ("issue_date", "due_date", "delivery_date", "order", "discount", "document_meta")
 _AMOUNTS = ("net_total", "tax_total", "gross_total", "payment", "discount")
 _IDS = ("vat_id", "tax_number", "document_number", "other_number", "bank", "order", "contact")
