@@ -55,6 +55,16 @@ def test_reading_ambiguous():
     assert by(G.reading_ambiguous(one), "issue_date", "reading_ambiguous") == ["pass"]
 
 
+def test_date_order():
+    doc = page_doc([(50, 40, "Datum 05.03.2018"), (50, 52, "Stand 24.03.2020")])        # 24.03: day first
+    ev = {"issue_date": at(doc, "issue_date", "05.03.2018")}
+    assert by(G.date_order(ctx(GOOD, doc=doc, evidence=ev)), "issue_date", "date_order") == ["pass"]
+    assert by(G.date_order(ctx(dict(GOOD, issue_date="2018-05-03"), doc=doc, evidence=ev)),
+              "issue_date", "date_order") == ["fail"]
+    plain = page_doc([(50, 40, "Datum 05.03.2018")])                                      # no unambiguous date
+    assert G.date_order(ctx(GOOD, doc=plain, evidence={"issue_date": at(plain, "issue_date", "05.03.2018")})) == []
+
+
 def _history(record):
     h = MemoryHistory()
     h.accept("a" * 64, record, {})

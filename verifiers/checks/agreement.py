@@ -19,6 +19,9 @@ earlier documents.
     history_repeats      a per-document value (document number, issue date, gross total) equal to
                          the format's previous document's fails (copied, or the same document
                          again); a different one passes
+    date_order           a date read from a numeric form ("05.03.2018") in the order the document's
+                         unambiguous dates show ("24.03.2020": day first): pass; in the other order:
+                         fail; a document whose dates never show the order: no signal
     currency_printed     the currency's code or sign is printed; another code or sign printed
                          instead fails
 
@@ -38,7 +41,7 @@ from verifiers.evidence import FieldEvidence
 from verifiers.history import value_key
 
 __all__ = ["value_printed", "printed_twice", "alternative_agrees", "reading_ambiguous", "history_agrees",
-           "history_repeats",
+           "history_repeats", "date_order",
            "currency_printed", "CHECKS", "CURRENCY_SIGNS"]
 
 _FORMAT_ROLES = ("seller_name", "seller_vat_id", "seller_address", "iban", "bic", "currency")
@@ -207,6 +210,52 @@ def history_repeats(ctx: VerifyContext) -> list[Signal]:
     return out
 
 
+_NUMERIC_DATE = re.compile(r"(?<![\d.,/-])(\d{1,2})[./-](\d{1,2})[./-](\d{4}|\d{2})(?![\d.,/-]|[.,/-]\d)")
+
+
+def _order_evidence(ctx: VerifyContext) -> tuple[int, int]:
+    """How many numeric dates on the document can only be day first, and how many only month first."""
+    day_first = month_first = 0
+    for _, _, t in doc_lines(ctx.document):
+        for a, b, _ in _NUMERIC_DATE.findall(t):
+            x, y = int(a), int(b)
+            if 12 < x <= 31 and 1 <= y <= 12:
+                day_first += 1
+            elif 12 < y <= 31 and 1 <= x <= 12:
+                month_first += 1
+    return day_first, month_first
+
+
+def date_order(ctx: VerifyContext) -> list[Signal]:
+    out = []
+    order: tuple[int, int] | None = None
+    for f, pol in ctx.cfg.fields.items():
+        d = iso_date(ctx.record.get(f)) if pol.kind == "date" else None
+        ev = (ctx.evidence or {}).get(f)
+        if d is None or not isinstance(ev, FieldEvidence) or not ev.text:
+            continue
+        m = _NUMERIC_DATE.search(ev.text)
+        if m is None or d.day == d.month:
+            continue
+        a, b = int(m.group(1)), int(m.group(2))
+        used = "day" if (a, b) == (d.day, d.month) else "month" if (a, b) == (d.month, d.day) else None
+        if used is None:
+            continue
+        if order is None:
+            order = _order_evidence(ctx)
+        day_first, month_first = order
+        if day_first and not month_first:
+            doc_order = "day"
+        elif month_first and not day_first:
+            doc_order = "month"
+        else:
+            continue
+        ok = used == doc_order
+        out.append(Signal(f, "date_order", "pass" if ok else "fail",
+                          f"{ev.text!r} read {used} first; the document's other dates are {doc_order} first"))
+    return out
+
+
 _CODE = re.compile(r"\b([A-Z]{3})\b")
 
 
@@ -238,5 +287,5 @@ def currency_printed(ctx: VerifyContext) -> list[Signal]:
 
 CHECKS = (("value_printed", value_printed), ("printed_twice", printed_twice),
           ("alternative_agrees", alternative_agrees), ("reading_ambiguous", reading_ambiguous),
-          ("history_agrees", history_agrees), ("history_repeats", history_repeats),
+          ("date_order", date_order), ("history_agrees", history_agrees), ("history_repeats", history_repeats),
           ("currency_printed", currency_printed))
