@@ -25,11 +25,13 @@ def test_roles_from_other_names():
     schema = {"type": "object", "properties": {
         "vendorName": {"type": "string"}, "customer_vat_number": {"type": "string"},
         "payment_due": {"type": "string", "format": "date"}, "total_incl_tax": {"type": "number"},
-        "amount_untaxed": {"type": "number"}, "notes": {"type": "string"}}}
+        "amount_untaxed": {"type": "number"}, "notes": {"type": "string"}, "discount_total": {"type": "number"},
+        "cash_paid": {"type": "number"}}}
     r = roles_of(schema)
     assert r.role("vendorName") == "seller_name" and r.role("customer_vat_number") == "buyer_vat_id"
     assert r.role("payment_due") == "due_date" and r.role("total_incl_tax") == "gross_total"
     assert r.role("amount_untaxed") == "net_total" and r.role("notes") is None
+    assert r.role("discount_total") is None and r.role("cash_paid") is None
     assert roles_of({"type": "object", "properties": "nope"}).by_field == {}
 
 

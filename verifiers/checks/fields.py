@@ -3,7 +3,7 @@ gross total, ...), found from the user's schema, never from a fixed list of fiel
 
     roles_of(schema) -> Roles        (cached per schema content)
         .role(field)       the role of a top-level field, or None
-        .fields(role)      the top-level fields that play a role, in schema order
+        .fields(role)      the top-level fields that play a role (sorted by name)
         .items             array field -> {column: item role} (description, quantity, unit_price, line_total)
 
 A field's role comes from, in order:
@@ -56,6 +56,9 @@ _DELIVERY = {"delivery", "delivered", "ship", "shipping", "shipped", "service", 
 _ISSUE = {"issue", "issued", "invoice", "document", "receipt", "bill", "date", "purchase", "transaction"}
 _TAX = {"tax", "vat", "gst", "sst", "mwst", "ust", "btw", "tva", "iva"}
 _RATE = {"rate", "percent", "percentage", "pct"}
+# Amounts that are none of the totals: a discount total, the cash tendered, a deposit.
+_OTHER_AMOUNT = {"discount", "rebate", "allowance", "shipping", "freight", "deposit", "prepaid", "prepayment", "paid",
+                 "tendered", "change", "tip", "rounding", "savings", "fee", "charge", "charges", "quantity", "qty"}
 _NET = {"net", "subtotal", "untaxed", "excl", "excluding", "taxable", "base", "before"}
 _GROSS = {"gross", "total", "grand", "amount", "payable", "due", "balance", "sum"}
 
@@ -172,6 +175,8 @@ def _infer(name: str, prop: Mapping[str, Any], kind: str) -> str | None:
             return "issue_date"
         return None
     if kind in ("amount", "number"):
+        if words & _OTHER_AMOUNT:
+            return None
         if words & _RATE:
             return "tax_rate" if words & _TAX else None
         if words & _TAX:
