@@ -29,3 +29,11 @@ def test_a_raising_check_becomes_an_error_signal():
 
 def test_not_a_mapping_gives_nothing():
     assert run_checks(ctx(["not", "a", "record"])) == []   # type: ignore[arg-type]
+
+
+def test_number_readings_and_amount_forms():
+    from verifiers.checks.page import amount_forms, number_readings
+    assert number_readings("1.234,50") == {1234.5} and number_readings("1,234.50") == {1234.5}
+    assert number_readings("1.234") == {1234.0, 1.234} and number_readings("7,90-") == {-7.9}
+    assert number_readings("abc") == set()
+    assert {"1.234,50", "1,234.50", "1234.50"} <= set(amount_forms(-1234.5))

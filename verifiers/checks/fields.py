@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Mapping
 
+from verifiers.errors import VerifyError
 from verifiers.settings import VerifySettings
 
 __all__ = ["ROLES", "ITEM_ROLES", "Roles", "roles_of", "words_of", "PARTY_OF"]
@@ -110,7 +111,7 @@ def _roles_json(schema_json: str) -> Roles:
         return Roles()
     try:
         kinds = {n: p.kind for n, p in VerifySettings.from_schema(schema).fields.items()}
-    except Exception:                                    # a schema the verifier rejects: no roles here
+    except VerifyError:                                  # a schema the verifier rejects: no roles here
         return Roles()
     by_field: dict[str, str] = {}
     items: dict[str, dict[str, str]] = {}

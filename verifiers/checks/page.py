@@ -8,7 +8,8 @@ its attributes, and anything that does not look like one yields nothing.
     doc_text(document)           -> DocText: lines, compact lines, numbers per line, percentages
                                     (computed once per document object)
     doc_lines(document)          -> [(page number, line index, text)]
-    numbers_in(text)             -> every number a printed token may mean ("1.234,50" -> 1234.5)
+    number_readings(token)       -> every number a printed token may mean ("1.234" -> 1234 or 1.234)
+    lines_printing_amount(dt, x) -> the lines that print an amount, in any decimal convention
     percents_in(text)            -> printed percentages ("19 %", "7,00%") as numbers
 """
 from __future__ import annotations
@@ -24,7 +25,7 @@ from verifiers.context import VerifyContext
 from verifiers.evidence import FieldEvidence
 from verifiers.tolerance import fold_text
 
-__all__ = ["Place", "place", "heading_above", "doc_lines", "doc_text", "DocText", "compact", "numbers_in",
+__all__ = ["Place", "place", "heading_above", "doc_lines", "doc_text", "DocText", "compact",
            "amount_forms", "lines_printing_amount",
            "percents_in", "number_readings",
            "HEADING_MAX_LINES", "HEADING_MAX_EMS"]
@@ -211,7 +212,6 @@ def doc_lines(document: Any) -> list[tuple[int, int, str]]:
     return doc_text(document).lines
 
 
-_NUM = re.compile(r"(?<![\d.,])[-−]?(?:\d{1,3}(?:[ \u00a0']\d{3})+(?:[.,]\d{1,4})?|\d[\d.,]*\d|\d)(?:-(?![\w]))?(?!\d)")
 _PCT = re.compile(r"(?<![\d.,])(\d{1,2}(?:[.,]\d{1,3})?)\s?%")
 
 
@@ -269,11 +269,6 @@ def number_readings(token: str) -> set[float]:
         if math.isfinite(v):
             out.add(-v if neg else v)
     return out
-
-
-def numbers_in(text: str) -> list[set[float]]:
-    """The readings of each number printed in `text`, in order."""
-    return [r for m in _NUM.finditer(text) if (r := number_readings(m.group(0)))]
 
 
 def percents_in(texts: Iterable[str]) -> set[float]:
