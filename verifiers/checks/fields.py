@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Mapping
 
+from verifiers.checks.cache import IdentityCache
 from verifiers.errors import VerifyError
 from verifiers.settings import VerifySettings
 
@@ -85,23 +86,19 @@ class Roles:
         return fs[0] if fs else None
 
 
-_BY_ID: dict[int, tuple[Any, Roles]] = {}
-_BY_ID_SIZE = 32
+_BY_SCHEMA = IdentityCache(32)
 
 
 def roles_of(schema: Mapping[str, Any]) -> Roles:
     """The roles of a schema's fields (cached per schema object and content; a bad schema has none)."""
-    hit = _BY_ID.get(id(schema))
-    if hit is not None and hit[0] is schema:
-        return hit[1]
+    return _BY_SCHEMA.get_or_make(schema, "roles", lambda: _roles(schema))
+
+
+def _roles(schema: Mapping[str, Any]) -> Roles:
     try:
-        roles = _roles_json(json.dumps(schema, sort_keys=True, default=str))
+        return _roles_json(json.dumps(schema, sort_keys=True, default=str))
     except (TypeError, ValueError):
-        roles = Roles()
-    if len(_BY_ID) >= _BY_ID_SIZE:
-        _BY_ID.pop(next(iter(_BY_ID)))
-    _BY_ID[id(schema)] = (schema, roles)
-    return roles
+        return Roles()
 
 
 @lru_cache(maxsize=32)

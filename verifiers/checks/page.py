@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable
 
+from verifiers.checks.cache import IdentityCache
 from verifiers.checks.vocabulary import heading_meaning
 from verifiers.context import VerifyContext
 from verifiers.evidence import FieldEvidence
@@ -54,8 +55,9 @@ def _lines(page: Any) -> list:
     return getattr(page, "lines", None) or []
 
 
-_PLACE_CACHE: dict[tuple[int, int, tuple], tuple[Any, Place | None]] = {}
-_PLACE_CACHE_SIZE = 256
+_PLACES = IdentityCache(256)
+_ROWS = IdentityCache(_CACHE_SIZE * 4)
+_TEXTS = IdentityCache(_CACHE_SIZE)
 
 
 def place(ctx: VerifyContext, field: str) -> Place | None:
@@ -63,33 +65,26 @@ def place(ctx: VerifyContext, field: str) -> Place | None:
     ev = (ctx.evidence or {}).get(field)
     if not isinstance(ev, FieldEvidence) or ev.page is None or ev.bbox is None:
         return None
-    key = (id(ctx.document), ev.page if isinstance(ev.page, int) else -1, tuple(ev.bbox))
-    hit = _PLACE_CACHE.get(key)
-    if hit is not None and hit[0] is ctx.document:
-        return hit[1]
-    found = _place(ctx.document, ev)
-    if len(_PLACE_CACHE) >= _PLACE_CACHE_SIZE:
-        _PLACE_CACHE.pop(next(iter(_PLACE_CACHE)))
-    _PLACE_CACHE[key] = (ctx.document, found)
-    return found
+    try:
+        key = (ev.page if isinstance(ev.page, int) else -1, tuple(ev.bbox))
+        hash(key)
+    except TypeError:
+        return None
+    return _PLACES.get_or_make(ctx.document, key, lambda: _place(ctx.document, ev))
 
 
-_ROWS_CACHE: dict[int, tuple[Any, list[float], list[int], float]] = {}
+def _row_index(page: Any) -> tuple[list[float], list[int], float]:
+    words = _words(page)
+    order = sorted((i for i, w in enumerate(words) if getattr(w, "bbox", None) is not None),
+                   key=lambda i: words[i].bbox.y0)
+    tops = [words[i].bbox.y0 for i in order]
+    tallest = max((words[i].bbox.y1 - words[i].bbox.y0 for i in order), default=0.0)
+    return tops, order, tallest
 
 
 def _near_rows(page: Any, y0: float, y1: float) -> list[int]:
     """Indexes of the page's words whose vertical extent may overlap [y0, y1] (by a y-sorted index)."""
-    hit = _ROWS_CACHE.get(id(page))
-    if hit is None or hit[0] is not page:
-        words = _words(page)
-        order = sorted((i for i, w in enumerate(words) if getattr(w, "bbox", None) is not None),
-                       key=lambda i: words[i].bbox.y0)
-        tops = [words[i].bbox.y0 for i in order]
-        tallest = max((words[i].bbox.y1 - words[i].bbox.y0 for i in order), default=0.0)
-        if len(_ROWS_CACHE) >= _CACHE_SIZE * 4:
-            _ROWS_CACHE.pop(next(iter(_ROWS_CACHE)))
-        hit = _ROWS_CACHE[id(page)] = (page, tops, order, tallest)
-    _, tops, order, tallest = hit
+    tops, order, tallest = _ROWS.get_or_make(page, "rows", lambda: _row_index(page))
     lo, hi = bisect.bisect_left(tops, y0 - tallest), bisect.bisect_right(tops, y1)
     return order[lo:hi]
 
@@ -177,7 +172,6 @@ class DocText:
     percents: frozenset[float]                  # every percentage printed
 
 
-_DOC_CACHE: dict[int, tuple[Any, DocText]] = {}
 _COMPACT = re.compile(r"[\s\W_]+", re.UNICODE)
 
 
@@ -194,17 +188,14 @@ def doc_text(document: Any) -> DocText:
     pages = getattr(document, "pages", None)
     if not pages:
         return DocText([], [], "", frozenset())
-    hit = _DOC_CACHE.get(id(document))
-    if hit is not None and hit[0] is document:
-        return hit[1]
+    return _TEXTS.get_or_make(document, "text", lambda: _doc_text(pages))
+
+
+def _doc_text(pages: Any) -> DocText:
     lines = [(int(getattr(pg, "number", n + 1)), li, str(getattr(ln, "text", "")))
              for n, pg in enumerate(pages) for li, ln in enumerate(_lines(pg))]
     comp = [compact(t) for _, _, t in lines]
-    dt = DocText(lines, comp, "".join(comp), frozenset(percents_in(t for _, _, t in lines)))
-    if len(_DOC_CACHE) >= _CACHE_SIZE:
-        _DOC_CACHE.pop(next(iter(_DOC_CACHE)))
-    _DOC_CACHE[id(document)] = (document, dt)
-    return dt
+    return DocText(lines, comp, "".join(comp), frozenset(percents_in(t for _, _, t in lines)))
 
 
 def doc_lines(document: Any) -> list[tuple[int, int, str]]:
