@@ -7,6 +7,7 @@ mostly right ones (high right share), compared with the base rate of the fields 
     python -m bench.checks_bench --sets synth-invoices-unseen --formats 10 --docs 3
     python -m bench.checks_bench --sets dev-invoices --save /tmp/ck.pkl    # keep the captured contexts
     python -m bench.checks_bench --load /tmp/ck.pkl --show-wrong           # re-score without the pipeline
+    python -m bench.checks_bench --load /tmp/a.pkl /tmp/b.pkl --combined   # one table over the sets
 
 The pipeline runs in this process (a fresh embedded database and format library per set), and
 every record it verifies is captured with what the checks see (record, extraction, document,
@@ -184,9 +185,29 @@ def render(title: str, tallies: dict[tuple[str, str], Tally], base: dict[str, in
     return "\n".join(lines)
 
 
+def render_combined(results: list[tuple[str, dict[tuple[str, str], Tally], dict[str, int], dict[str, float]]]) -> str:
+    """One table over sets: per check, `pass` and `fail` as "fired (right share)"."""
+    head = "| check | " + " | ".join(f"{t} pass | {t} fail" for t, *_ in results) + " |"
+    lines = [head, "|---|" + "---:|---:|" * len(results)]
+    def cell(t: Tally) -> str:
+        return f"{t.fired} ({t.right / t.fired:.2f})" if t.fired else "-"
+    for name, _ in CHECKS:
+        row = [cell(tl.get((name, "pass"), Tally())) + " | " + cell(tl.get((name, "fail"), Tally()))
+               for _, tl, _, _ in results]
+        lines.append(f"| {name} | " + " | ".join(row) + " |")
+    lines.append("")
+    for t, _, base, ms in results:
+        share = base["right"] / base["fields"] if base["fields"] else 0.0
+        lines.append(f"* {t}: {base['fields']} fields, {share:.3f} right; wrong fields with a `fail` "
+                     f"{base['wrong_failed']} of {base['fields'] - base['right']}, right fields with a `fail` "
+                     f"{base['right_failed']} of {base['right']}; CPU {sum(ms.values()):.2f} ms per record "
+                     f"(slowest check {max((v for k, v in ms.items() if k[0] != '('), default=0):.2f} ms)")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--sets", default="dev-invoices,dev-receipts")
+    ap.add_argument("--sets", help="sets to run (default dev-invoices,dev-receipts); with --load, the sets to keep")
     ap.add_argument("--split", choices=SPLITS, default=TUNE, help="dev documents to run (default dev-tune)")
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA, help="the dev data folder (manifest.jsonl)")
     ap.add_argument("--generator", choices=("baseline", "model"), default="model")
@@ -194,17 +215,26 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--docs", type=int, default=3)
     ap.add_argument("--limit", type=int, help="first N documents of each set (after the split)")
     ap.add_argument("--save", type=Path, help="pickle the captured contexts here")
-    ap.add_argument("--load", type=Path, help="score contexts captured earlier instead of running the pipeline")
+    ap.add_argument("--load", type=Path, nargs="+", help="score contexts captured earlier (one or more --save files) "
+                                                        "instead of running the pipeline")
     ap.add_argument("--show-wrong", action="store_true", help="list wrong fields each check fired on (not on holdout)")
+    ap.add_argument("--combined", action="store_true", help="one table over all sets instead of one per set")
     args = ap.parse_args(argv)
 
     if args.load:
-        payload = pickle.loads(args.load.read_bytes())
-        split, captured = payload["split"], [c if isinstance(c, Captured) else Captured(**c) for c in payload["captured"]]
+        splits, captured = set(), []
+        for path in args.load:
+            payload = pickle.loads(path.read_bytes())
+            splits.add(payload["split"])
+            captured += [c if isinstance(c, Captured) else Captured(**c) for c in payload["captured"]]
+        split = HOLDOUT if HOLDOUT in splits else TUNE
+        if args.sets:
+            keep = set(args.sets.split(","))
+            captured = [c for c in captured if c.set_name in keep]
     else:
         split, captured = args.split, []
         scratch = Path(tempfile.mkdtemp(prefix="docassay-checks-", dir="/var/tmp"))
-        for set_name in [s for s in args.sets.split(",") if s]:
+        for set_name in [s for s in (args.sets or "dev-invoices,dev-receipts").split(",") if s]:
             docs = load_set(set_name, data=args.data, folder=scratch / "docs", size=SynthSize(args.formats, args.docs))
             if set_name in DEV_SETS:
                 docs = select(docs, split)
@@ -215,13 +245,19 @@ def main(argv: list[str] | None = None) -> int:
     if args.show_wrong and split == HOLDOUT and any(c.set_name in DEV_SETS for c in captured):
         print("--show-wrong is refused on dev-holdout: its errors are never inspected", file=sys.stderr)
         return 2
+    results = []
     for set_name in dict.fromkeys(c.set_name for c in captured):
         rows = [c for c in captured if c.set_name == set_name]
         tallies, base, ms = score(rows)
         label = f"{set_name} ({split}, {len(rows)} documents)" if set_name in DEV_SETS else \
             f"{set_name} ({len(rows)} documents)"
+        if args.combined:
+            results.append((set_name, tallies, base, ms))
+            continue
         print(render(label, tallies, base, ms, args.show_wrong))
         print()
+    if args.combined:
+        print(render_combined(results))
     return 0
 
 
