@@ -68,6 +68,14 @@ def test_final_total():
     assert by(L.final_total(c), "total", "final_total") == ["pass"]
 
 
+def test_item_descriptions():
+    assert by(L.item_descriptions(ctx(GOOD)), "line_items", "item_descriptions") == ["pass"]
+    for bad in ("Abrechnungskreis 1 Beschreibung", "GTIN Art-Nr Lieferant Zitronensäure", "R33954 Large coffee beans",
+                "8,10 3,00"):
+        rec = dict(GOOD, line_items=[{"description": bad, "line_total": 1.0}])
+        assert by(L.item_descriptions(ctx(rec)), "line_items", "item_descriptions") == ["fail"], bad
+
+
 def test_value_not_label():
     assert by(L.value_not_label(ctx(GOOD)), "buyer_name", "value_not_label") == ["pass"]
     assert by(L.value_not_label(ctx(dict(GOOD, buyer_name="Payment Terms"))), "buyer_name", "value_not_label") == ["fail"]

@@ -10,6 +10,9 @@
                     prints one amount and labels it a gross total ("Rounded total", "Grand total";
                     not a payable amount, which prepayments reduce) with another figure means the
                     value is an intermediate total (fail); none: pass
+    item_descriptions  no item's description holds a column header or an article-number cue
+                    ("Abrechnungskreis 1 Beschreibung", "GTIN Art-Nr Lieferant ...") or starts
+                    with an article code ("R33954 Large coffee beans"), or is no words at all
     value_not_label the value is not itself a label or heading ("Payment Terms", "Delivery
                     address", "Rechnungsempfänger:" as a buyer's name fail; the evidence's own
                     `value_is_label` finding counts too)
@@ -28,7 +31,7 @@ from verifiers.checks.vocabulary import RIVALS, ROLE_MEANING, SUPPORTS, VETO, is
 from verifiers.context import VerifyContext
 from verifiers.evidence import FieldEvidence
 
-__all__ = ["label_meaning", "final_total", "value_not_label", "nearest_meanings", "CHECKS"]
+__all__ = ["label_meaning", "final_total", "value_not_label", "item_descriptions", "nearest_meanings", "CHECKS"]
 
 _ANCHOR_NOISE = re.compile(r"^[=<>^v]+|#-?\d+$")
 
@@ -112,6 +115,44 @@ def final_total(ctx: VerifyContext) -> list[Signal]:
     return out
 
 
+_ARTICLE_CODE = re.compile(r"^(?=[A-Z0-9-]*\d)(?=[A-Z0-9-]*[A-Z])[A-Z0-9-]{4,}\s")
+
+
+def _description_flaw(d: str) -> str | None:
+    if sum(ch.isalpha() for ch in d) < 2:
+        return "holds no words"
+    cue = next(((m, p) for m, p, _, _ in meanings_in(d) if m == "column_header"), None)
+    if cue:
+        return f"holds the column header or id cue {cue[1]!r}"
+    if _ARTICLE_CODE.match(d):
+        return f"starts with an article code ({d.split()[0]!r})"
+    return None
+
+
+def item_descriptions(ctx: VerifyContext) -> list[Signal]:
+    out = []
+    for name, cols in roles_of(ctx.schema).items.items():
+        rows = ctx.record.get(name)
+        desc = [c for c, r in cols.items() if r == "description"]
+        if not desc or not isinstance(rows, list) or not rows:
+            continue
+        flaws = []
+        for i, x in enumerate(rows):
+            d = x.get(desc[0]) if isinstance(x, dict) else None
+            if isinstance(d, str) and d.strip():
+                why = _description_flaw(d.strip())
+                if why:
+                    flaws.append(f"[{i}] {d[:40]!r} {why}")
+        judged = sum(1 for x in rows if isinstance(x, dict) and isinstance(x.get(desc[0]), str))
+        if not judged:
+            continue
+        if flaws:
+            out.append(Signal(name, "item_descriptions", "fail", "; ".join(flaws[:3])))
+        else:
+            out.append(Signal(name, "item_descriptions", "pass", f"{judged} descriptions read as item names"))
+    return out
+
+
 def value_not_label(ctx: VerifyContext) -> list[Signal]:
     out = []
     kinds = {n: p.kind for n, p in ctx.cfg.fields.items()}
@@ -127,4 +168,5 @@ def value_not_label(ctx: VerifyContext) -> list[Signal]:
     return out
 
 
-CHECKS = (("label_meaning", label_meaning), ("final_total", final_total), ("value_not_label", value_not_label))
+CHECKS = (("label_meaning", label_meaning), ("final_total", final_total), ("value_not_label", value_not_label),
+          ("item_descriptions", item_descriptions))

@@ -92,6 +92,12 @@ MEANINGS: dict[str, tuple[str, ...]] = {
                     "totaal", "totaalbedrag", "factuurbedrag", "importe total",
                     "jumlah", "jumlah besar", "rounded total", "total rm", "summe",
                     "total factura", "total after rounding", "after rounding", "total rounded"),
+    # Column headers of an items table (a header cell read into an item's description).
+    "column_header": ("description", "bezeichnung", "beschreibung", "artikelbezeichnung", "menge", "quantity", "qty",
+                      "einzelpreis", "unit price", "gesamtpreis", "positionsbetrag", "pos", "position", "designation",
+                      "quantite", "prix unitaire", "omschrijving", "aantal", "stukprijs", "warenwert",
+                      "art nr", "artikelnummer", "artikel nr", "article no", "item no", "sku", "gtin", "ean",
+                      "getlinetradeagreementbruttopreis"),
     # What is left to pay: the gross total, unless something was paid before (a prepayment, a deposit).
     "amount_due": ("amount due", "balance due", "total due", "amount payable", "total payable", "total to pay",
                    "zahlbetrag", "zu zahlen", "net a payer", "a payer", "te betalen", "total a pagar", "a pagar",
