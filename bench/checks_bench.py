@@ -223,10 +223,12 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.load:
         splits, captured = set(), []
-        for path in args.load:
+        for path in args.load:                   # a set captured in two files: the first file's run counts
             payload = pickle.loads(path.read_bytes())
             splits.add(payload["split"])
-            captured += [c if isinstance(c, Captured) else Captured(**c) for c in payload["captured"]]
+            have = {c.set_name for c in captured}
+            captured += [x for x in (c if isinstance(c, Captured) else Captured(**c) for c in payload["captured"])
+                         if x.set_name not in have]
         split = HOLDOUT if HOLDOUT in splits else TUNE
         if args.sets:
             keep = set(args.sets.split(","))

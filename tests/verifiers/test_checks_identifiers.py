@@ -30,6 +30,12 @@ def test_vat_of_other_countries():
         assert by(I.vat_checksum(ctx(dict(GOOD, seller_vat_id=v))), "seller_vat_id", "vat_checksum") == ["pass"]
 
 
+def test_swiss_uid_without_vat_suffix():
+    rec = dict(GOOD, seller_vat_id="CHE-123.456.788")
+    assert by(I.vat_format(ctx(rec)), "seller_vat_id", "vat_format") == ["pass"]
+    assert by(I.vat_checksum(ctx(rec)), "seller_vat_id", "vat_checksum") == ["pass"]
+
+
 def test_vat_without_country_prefix_is_not_judged():
     assert I.vat_format(ctx(dict(GOOD, seller_vat_id="201/113/40209"))) == []
 

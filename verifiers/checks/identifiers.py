@@ -58,6 +58,12 @@ def _vat_module(cc: str):
     return mod if mod is not None and hasattr(mod, "validate") else None
 
 
+@lru_cache(maxsize=1)
+def _swiss_uid():
+    from stdnum.ch import uid
+    return uid
+
+
 def _vat_verdict(value: str) -> tuple[str, str] | None:
     """(shape, checksum) verdicts of a VAT ID: each 'pass' | 'fail' | '' (not judged); None when
     the value has no country prefix stdnum knows."""
@@ -68,6 +74,8 @@ def _vat_verdict(value: str) -> tuple[str, str] | None:
     mod = _vat_module(v[:2])
     if mod is None:
         return None
+    if v.startswith("CHE") and not v.endswith(("MWST", "TVA", "IVA")):
+        mod = _swiss_uid()                  # the Swiss business ID printed without its VAT suffix
     # Modules of non-EU countries take the number without its prefix (gb, ch keep "CHE").
     for candidate in (v, v[2:]):
         try:
