@@ -47,6 +47,14 @@ def test_vat_not_iban():
     assert I.vat_not_iban(ctx(GOOD)) == []                         # no document: nothing to compare
 
 
+def test_vat_next_to_an_iban_on_one_line_is_no_iban():
+    doc = page_doc([(50, 50, "BTW BE0508185549 IBAN BE71 0961 2345 6769"), (50, 70, "IBAN ES30 9520 6130 3611 9587 3979")])
+    s = I.vat_not_iban(ctx(dict(GOOD, seller_vat_id="BE0508185549"), doc=doc))
+    assert by(s, "seller_vat_id", "vat_not_iban") == ["pass"]
+    s = I.vat_not_iban(ctx(dict(GOOD, seller_vat_id="ES30"), doc=doc))   # labelled IBAN, check digits not needed
+    assert by(s, "seller_vat_id", "vat_not_iban") == ["fail"]
+
+
 def test_role_from_schema_keyword():
     schema = {"type": "object", "properties": {
         "steuer": {"type": "string", "x-docassay": {"role": "seller_vat_id"}},
