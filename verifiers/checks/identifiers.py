@@ -39,6 +39,7 @@ XOF XPF YER ZAR ZMW ZWL
 """.split())
 
 _COMPACT = re.compile(r"[\s.\-/]")
+_BANK_WORDS = re.compile(r"\b(?:IBAN|BIC|SWIFT|BTW|VAT|TVA|UST|BANK)\b")
 IBAN_MIN_LENGTH = 15               # Norway's; shorter "XX00 0000 0000" runs are VAT IDs, not IBANs
 _IBAN_ON_PAGE = re.compile(r"\b([A-Z]{2}\d{2}(?:\s?[A-Z0-9]{4}){2,7}(?:\s?[A-Z0-9]{1,4})?)\b")
 
@@ -131,9 +132,10 @@ def vat_not_iban(ctx: VerifyContext) -> list[Signal]:
         return []
     ibans = []
     for _, _, line in doc_lines(ctx.document):
-        found = [_compact(m) for m in _IBAN_ON_PAGE.findall(line.upper())]
+        up = line.upper()
+        found = [_compact(m) for part in _BANK_WORDS.split(up) for m in _IBAN_ON_PAGE.findall(part)]
         # An IBAN is what a line labelled "IBAN" prints in that shape, or what passes mod 97.
-        ibans += [i for i in found if len(i) >= IBAN_MIN_LENGTH and ("IBAN" in line.upper() or _iban_ok(i))]
+        ibans += [i for i in found if len(i) >= IBAN_MIN_LENGTH and ("IBAN" in up or _iban_ok(i))]
     if not ibans:
         return []
     out = []
