@@ -5,7 +5,7 @@ import pytest
 
 from extractors.document import BBox
 from extractors.instructions.executor import Extraction, FieldValue, Provenance
-from tests.verifiers.checkkit import GOOD, INVOICE, assert_conformant, at, by, ctx, page_doc
+from tests.verifiers.checkkit import GOOD, INVOICE, RECEIPT, assert_conformant, at, by, ctx, page_doc
 from verifiers.checks import agreement as G
 from verifiers.history import MemoryHistory
 
@@ -24,6 +24,12 @@ def test_value_printed_reads_dates_in_other_forms():
     doc = page_doc([(50, 50, "Date: 5 March 2018"), (50, 70, "Due 04/04/18")])
     s = G.value_printed(ctx(GOOD, doc=doc))
     assert by(s, "issue_date", "value_printed") == ["pass"] and by(s, "due_date", "value_printed") == ["pass"]
+
+
+def test_value_printed_after_a_sign_and_in_spanish():
+    doc = page_doc([(50, 50, "Total Fr.81.21"), (50, 70, "Fecha: 31 de mayo de 2016")])
+    s = G.value_printed(ctx({"total": 81.21, "date": "2016-05-31"}, schema=RECEIPT, doc=doc))
+    assert by(s, "total", "value_printed") == ["pass"] and by(s, "date", "value_printed") == ["pass"]
 
 
 def test_printed_twice():

@@ -50,18 +50,18 @@ AMOUNT_EPS = 0.005
 CURRENCY_SIGNS = {"€": "EUR", "$": "USD", "£": "GBP", "¥": "JPY", "₹": "INR", "RM": "MYR", "Rs": "INR",
                   "CHF": "CHF", "Fr.": "CHF", "S$": "SGD", "A$": "AUD", "C$": "CAD", "kr": "SEK", "zł": "PLN"}
 _MONTHS = {
-    1: ("jan", "januar", "january", "janvier", "januari", "janv", "jän", "jaenner"),
-    2: ("feb", "februar", "february", "fevrier", "februari", "fev"),
-    3: ("mar", "marz", "maerz", "march", "mars", "maart", "mac", "mrz"),
-    4: ("apr", "april", "avril", "avr"),
-    5: ("may", "mai", "mei"),
-    6: ("jun", "juni", "june", "juin"),
-    7: ("jul", "juli", "july", "juillet", "julai", "juil"),
-    8: ("aug", "august", "aout", "augustus", "ogos"),
-    9: ("sep", "sept", "september", "septembre"),
-    10: ("oct", "okt", "oktober", "october", "octobre"),
-    11: ("nov", "november", "novembre"),
-    12: ("dec", "dez", "dezember", "december", "decembre", "dis", "disember"),
+    1: ("enero", "jan", "januar", "january", "janvier", "januari", "janv", "jän", "jaenner"),
+    2: ("febrero", "feb", "februar", "february", "fevrier", "februari", "fev"),
+    3: ("marzo", "mar", "marz", "maerz", "march", "mars", "maart", "mac", "mrz"),
+    4: ("abril", "apr", "april", "avril", "avr"),
+    5: ("mayo", "may", "mai", "mei"),
+    6: ("junio", "jun", "juni", "june", "juin"),
+    7: ("julio", "jul", "juli", "july", "juillet", "julai", "juil"),
+    8: ("agosto", "aug", "august", "aout", "augustus", "ogos"),
+    9: ("septiembre", "setiembre", "sep", "sept", "september", "septembre"),
+    10: ("octubre", "oct", "okt", "oktober", "october", "octobre"),
+    11: ("noviembre", "nov", "november", "novembre"),
+    12: ("diciembre", "dec", "dez", "dezember", "december", "decembre", "dis", "disember"),
 }
 _KINDS_TEXT = ("text", "identifier", "code")
 
@@ -73,7 +73,7 @@ def _date_forms(d: date) -> list[str]:
              f"{d.day}{d.month}{yyyy}", f"{d.month}{d.day}{yyyy}", f"{d.day}{mm}{yyyy}"}
     for name in _MONTHS[d.month]:
         forms |= {f"{d.day}{name}{yyyy}", f"{dd}{name}{yyyy}", f"{name}{d.day}{yyyy}", f"{name}{dd}{yyyy}",
-                  f"{dd}{name}{yy}", f"{d.day}{name}{yy}"}
+                  f"{dd}{name}{yy}", f"{d.day}{name}{yy}", f"{d.day}de{name}de{yyyy}", f"{dd}de{name}de{yyyy}"}
     return sorted(forms)
 
 

@@ -227,7 +227,7 @@ def lines_printing_amount(dt: "DocText", x: float) -> list[int]:
     """Indexes of the lines of `dt` that print the amount `x` (its size, in any convention)."""
     out: set[int] = set()
     for form in amount_forms(x):
-        rx = re.compile(r"(?<![\d.,])" + re.escape(form) + r"(?![\d]|[.,]\d)")
+        rx = re.compile(r"(?<!\d)(?<!\d[.,])" + re.escape(form) + r"(?![\d]|[.,]\d)")
         out |= {i for i, (_, _, t) in enumerate(dt.lines) if form in t and rx.search(t)}
     return sorted(out)
 
