@@ -106,6 +106,16 @@ def test_address_whole():
     assert by(R.address_whole(ok), "address", "address_whole") == ["pass"]
 
 
+def test_name_whole():
+    doc = page_doc([(50, 40, "FALUM BAHAGIA BAKERY"), (50, 52, "ENTERPRISE"), (50, 64, "(CO.REG : 933109-X)"),
+                    (50, 100, "ACME GMBH"), (50, 112, "(CO.REG : 933109-X)")])
+    cut = ctx({"company": "FALUM BAHAGIA BAKERY"}, schema=RECEIPT, doc=doc,
+              evidence={"company": at(doc, "company", "FALUM BAHAGIA BAKERY")})
+    assert by(R.name_whole(cut), "company", "name_whole") == ["fail"]
+    whole = ctx({"company": "ACME GMBH"}, schema=RECEIPT, doc=doc, evidence={"company": at(doc, "company", "ACME GMBH")})
+    assert by(R.name_whole(whole), "company", "name_whole") == ["pass"]          # a registration line follows
+
+
 def test_items_complete():
     assert by(R.items_complete(ctx(GOOD)), "line_items", "items_complete") == ["pass"]
     rec = dict(GOOD, line_items=[{"description": "A", "quantity": 1.0, "line_total": 2.0},

@@ -64,6 +64,7 @@ _SHORT_LABEL_VALUE = re.compile(r"^[^\W\d_][^:]{0,24}?\s*:\s*\S.{0,12}$")
 _TIME = re.compile(r"\b\d{1,2}:\d{2}(?::\d{2})?\b")
 _DATE = re.compile(r"\b\d{1,2}[./-]\d{1,2}[./-]\d{2,4}\b")
 _PHONE = re.compile(r"(?<!\d)0\d{1,2}[- ]\d{3,4}[ -]?\d{3,4}(?!\d)")
+_INTL_PHONE = re.compile(r"\+\d{1,3}[\s\d()-]{7,}")
 _PRICE = re.compile(r"(?<![\d.,])\d+\.\d{2}(?![\d.,])")
 _POSTCODE = re.compile(r"(?:(?<![\w-])|(?<=\b[A-Z]-))\d{4,6}(?![\w-])")
 _CENTS = re.compile(r"\d[.,]\d{2}(?!\d)")
@@ -185,6 +186,8 @@ def name_shape(ctx: VerifyContext) -> list[Signal]:
 
 
 def _address_verdict(v: str) -> tuple[str, str]:
+    if _CONTACT.search(fold(v)) or _INTL_PHONE.search(v):
+        return "fail", "holds contact details: a line that is not the address was read with it"
     for rx, why in ((_TIME, "a time"), (_DATE, "a date"), (_PHONE, "a phone number"), (_PRICE, "a price")):
         if rx.search(v):
             return "fail", f"holds {why}: a line that is not the address was read with it"

@@ -11,9 +11,11 @@
     outside_items     a header value (names, IDs, dates) does not stand between the first and
                       last item rows of the items table on its page
     parties_distinct  the seller's and the buyer's name (and VAT IDs) differ
-    address_whole     an address that begins at its postcode line while the line right above it
-                      (same column, tightly spaced) prints a street or a house number, or that
-                      lacks a postcode the line right below it prints, was cut short: fail
+    address_whole     an address without a street or house number while the line right above it
+                      (same column, tightly spaced) prints one, or without the postcode the line
+                      right below it prints, was cut short: fail
+    name_whole        a party's name whose next line (tightly below, same column) is only a legal
+                      form or trade word ("ENTERPRISE", "SDN BHD") was cut short: fail
     items_complete    every item holds every column the others hold (an item without its
                       description or amount was read from a broken row): pass / fail
 
@@ -29,11 +31,12 @@ from verifiers.checks.fields import PARTY_OF, roles_of
 from verifiers.checks.page import Place, heading_above, percents_in, place
 from verifiers.checks.signal import Signal
 from verifiers.checks.values import text
+from verifiers.checks.vocabulary import is_legal_line
 from verifiers.context import VerifyContext
 from verifiers.tolerance import fold_text
 
 __all__ = ["party_block", "seller_one_block", "not_table_row", "outside_items", "parties_distinct",
-           "address_whole", "items_complete", "CHECKS"]
+           "address_whole", "name_whole", "items_complete", "CHECKS"]
 
 # Headings that contradict a party's value.
 _RIVAL_BLOCKS = {"seller": ("buyer", "delivery"), "buyer": ("seller", "delivery", "bank", "payment_terms")}
@@ -191,16 +194,33 @@ def address_whole(ctx: VerifyContext) -> list[Signal]:
         p = place(ctx, f)
         if p is None:
             continue
-        first_line_postcode = bool(_POSTCODE.match(v.strip()))
+        no_street = not _STREETISH.search(_POSTCODE.sub(" ", v))
         above = _neighbour(p, -1)
         below = _neighbour(p, +1)
-        if first_line_postcode and above and _STREETISH.search(above) and fold_text(above) not in fold_text(v):
-            out.append(Signal(f, "address_whole", "fail", f"starts at its postcode; the line above, {above[:40]!r}, "
-                                                          f"prints the street"))
+        if no_street and above and _STREETISH.search(above) and fold_text(above) not in fold_text(v):
+            out.append(Signal(f, "address_whole", "fail", f"has no street; the line above, {above[:40]!r}, "
+                                                          f"prints one"))
         elif not _POSTCODE.search(v) and below and _POSTCODE.search(below) and fold_text(below) not in fold_text(v):
             out.append(Signal(f, "address_whole", "fail", f"has no postcode; the line below, {below[:40]!r}, has one"))
         elif _POSTCODE.search(v):
             out.append(Signal(f, "address_whole", "pass", "holds its postcode and the street before it"))
+    return out
+
+
+def name_whole(ctx: VerifyContext) -> list[Signal]:
+    out = []
+    for f, role in roles_of(ctx.schema).by_field.items():
+        v = text(ctx.record.get(f))
+        if role not in ("seller_name", "buyer_name") or v is None:
+            continue
+        p = place(ctx, f)
+        if p is None:
+            continue
+        below = _neighbour(p, +1)
+        if below and is_legal_line(below) and fold_text(below) not in fold_text(v):
+            out.append(Signal(f, "name_whole", "fail", f"the line below, {below[:40]!r}, goes on with the name"))
+        else:
+            out.append(Signal(f, "name_whole", "pass", "the name's line is not continued by a legal form"))
     return out
 
 
@@ -226,4 +246,4 @@ def items_complete(ctx: VerifyContext) -> list[Signal]:
 
 CHECKS = (("party_block", party_block), ("seller_one_block", seller_one_block), ("not_table_row", not_table_row),
           ("outside_items", outside_items), ("parties_distinct", parties_distinct),
-          ("address_whole", address_whole), ("items_complete", items_complete))
+          ("address_whole", address_whole), ("name_whole", name_whole), ("items_complete", items_complete))

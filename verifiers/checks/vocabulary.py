@@ -22,7 +22,7 @@ import unicodedata
 from functools import lru_cache
 
 __all__ = ["MEANINGS", "ROLE_MEANING", "SUPPORTS", "RIVALS", "VETO", "fold", "meanings_in", "heading_meaning",
-           "is_label_text", "tax_inclusion"]
+           "is_label_text", "tax_inclusion", "LEGAL_WORDS", "is_legal_line"]
 
 MEANINGS: dict[str, tuple[str, ...]] = {
     # parties and blocks
@@ -203,6 +203,20 @@ RIVALS: dict[str, tuple[str, ...]] = {
 # "Stylesheet ... Version 2.1 vom 24.03.2020").
 VETO = {"issue_date": ("document_meta", "discount"), "due_date": ("document_meta", "discount"),
         "delivery_date": ("document_meta",)}
+
+# Legal forms and trade words of company names (folded), in the data's countries.
+LEGAL_WORDS = frozenset({
+    "gmbh", "ag", "kg", "ohg", "gbr", "ug", "ek", "ev", "ltd", "limited", "llc", "llp", "inc", "corp", "corporation",
+    "co", "company", "plc", "pty", "sa", "sas", "sarl", "sprl", "srl", "spa", "bv", "nv", "vof", "aps", "sdn", "bhd",
+    "berhad", "sb", "s", "b", "enterprise", "enterprises", "trading", "restaurant", "restoran", "store", "mart", "shop",
+    "m", "und", "and"})
+
+
+def is_legal_line(text: str) -> bool:
+    """True when a line is made only of legal-form and trade words ("SDN BHD", "ENTERPRISE", "GmbH & Co. KG")."""
+    words = fold(text).split()
+    return bool(words) and all(w in LEGAL_WORDS for w in words) and any(len(w) >= 2 for w in words)
+
 
 _PUNCT = re.compile(r"[^\w%#]+", re.UNICODE)
 _ABBREV = re.compile(r"(?<![\w.])(?:[^\W\d_]\.){2,}(?:[^\W\d_](?!\w))?")
