@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import pickle
+import shutil
 import sys
 import tempfile
 import time
@@ -218,6 +219,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--load", type=Path, nargs="+", help="score contexts captured earlier (one or more --save files) "
                                                         "instead of running the pipeline")
     ap.add_argument("--show-wrong", action="store_true", help="list wrong fields each check fired on (not on holdout)")
+    ap.add_argument("--keep", action="store_true", help="keep the scratch folder (documents, database, formats)")
     ap.add_argument("--combined", action="store_true", help="one table over all sets instead of one per set")
     args = ap.parse_args(argv)
 
@@ -236,12 +238,17 @@ def main(argv: list[str] | None = None) -> int:
     else:
         split, captured = args.split, []
         scratch = Path(tempfile.mkdtemp(prefix="docassay-checks-", dir="/var/tmp"))
-        for set_name in [s for s in (args.sets or "dev-invoices,dev-receipts").split(",") if s]:
-            docs = load_set(set_name, data=args.data, folder=scratch / "docs", size=SynthSize(args.formats, args.docs))
-            if set_name in DEV_SETS:
-                docs = select(docs, split)
-            docs = docs[:args.limit] if args.limit else docs
-            captured += capture(set_name, docs, scratch, args.generator)
+        try:
+            for set_name in [s for s in (args.sets or "dev-invoices,dev-receipts").split(",") if s]:
+                docs = load_set(set_name, data=args.data, folder=scratch / "docs",
+                                size=SynthSize(args.formats, args.docs))
+                if set_name in DEV_SETS:
+                    docs = select(docs, split)
+                docs = docs[:args.limit] if args.limit else docs
+                captured += capture(set_name, docs, scratch, args.generator)
+        finally:
+            if not args.keep:
+                shutil.rmtree(scratch, ignore_errors=True)
         if args.save:
             args.save.write_bytes(pickle.dumps({"split": split, "captured": [vars(c) for c in captured]}))
     if args.show_wrong and split == HOLDOUT and any(c.set_name in DEV_SETS for c in captured):
