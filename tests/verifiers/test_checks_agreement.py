@@ -88,6 +88,13 @@ def test_history_agrees_and_repeats():
     assert G.history_agrees(ctx(GOOD, history=MemoryHistory())) == []   # no previous document
 
 
+def test_history_agrees_is_silent_for_another_issuer_in_the_same_layout():
+    other = dict(GOOD, seller_name="Andere GmbH", seller_vat_id="DE123456789")
+    s = G.history_agrees(ctx(other, history=_history(GOOD)))
+    assert by(s, "seller_name", "history_agrees") == [] and by(s, "seller_vat_id", "history_agrees") == []
+    assert by(s, "currency", "history_agrees") == ["pass"]
+
+
 def test_history_agrees_follows_per_format_keyword():
     schema = {"type": "object", "properties": {"shop": {"type": "string", "x-docassay": {"per_format": "same"}}}}
     s = G.history_agrees(ctx({"shop": "A"}, schema=schema, history=_history({"shop": "B"})))

@@ -15,7 +15,8 @@ earlier documents.
     history_agrees       a value that belongs to the format (the seller's name, VAT ID, IBAN, the
                          currency, or a field marked `x-docassay: {"per_format": "same"}`) equals
                          the format's previous accepted document's (verifiers.history): pass;
-                         differs: fail
+                         differs while another of the issuer's values agrees: fail (when none
+                         agrees, the layout is shared by another issuer: no signal)
     history_repeats      a per-document value (document number, issue date, gross total) equal to
                          the format's previous document's fails (copied, or the same document
                          again); a different one passes
@@ -181,16 +182,21 @@ def history_agrees(ctx: VerifyContext) -> list[Signal]:
     if prev is None or not hasattr(prev.record, "get"):
         return []
     r = roles_of(ctx.schema)
-    out = []
+    same: dict[str, bool] = {}
     for f, pol in ctx.cfg.fields.items():
         v, pv = ctx.record.get(f), prev.record.get(f)
         if v in (None, "", []) or pv in (None, "", []) or isinstance(v, (list, dict)):
             continue
-        role = r.role(f)
-        same = value_key(v) == value_key(pv)
-        if role in _FORMAT_ROLES or pol.same_per_format:
-            out.append(Signal(f, "history_agrees", "pass" if same else "fail",
-                              f"{'as' if same else 'unlike'} the format's previous document ({pv!r})"))
+        if r.role(f) in _FORMAT_ROLES or pol.same_per_format:
+            same[f] = value_key(v) == value_key(pv)
+    anchors = [f for f in same if r.role(f) != "currency"]
+    out = []
+    for f, agrees in same.items():
+        others = [same[a] for a in anchors if a != f]
+        if not agrees and others and not any(others):
+            continue                    # nothing of the issuer agrees: another issuer in the same layout
+        out.append(Signal(f, "history_agrees", "pass" if agrees else "fail",
+                          f"{'as' if agrees else 'unlike'} the format's previous document ({prev.record.get(f)!r})"))
     return out
 
 
