@@ -8,6 +8,7 @@ mostly right ones (high right share), compared with the base rate of the fields 
     python -m bench.checks_bench --sets dev-invoices --save /tmp/ck.pkl    # keep the captured contexts
     python -m bench.checks_bench --load /tmp/ck.pkl --show-wrong           # re-score without the pipeline
     python -m bench.checks_bench --load /tmp/a.pkl /tmp/b.pkl --combined   # one table over the sets
+    python -m bench.checks_bench --load /tmp/ck.pkl --signals-out s.jsonl  # per field: right?, its signals
 
 The pipeline runs in this process (a fresh embedded database and format library per set), and
 every record it verifies is captured with what the checks see (record, extraction, document,
@@ -19,6 +20,7 @@ dev-holdout: figures only, and `--show-wrong` refuses it). Synthetic sets ignore
 from __future__ import annotations
 
 import argparse
+import json
 import pickle
 import shutil
 import sys
@@ -206,6 +208,27 @@ def render_combined(results: list[tuple[str, dict[tuple[str, str], Tally], dict[
     return "\n".join(lines)
 
 
+def write_signals(captured: list[Captured], path: Path) -> int:
+    """One JSON line per scored record: its set, id, status, and per annotated field whether it is
+    right and the signals the checks gave it (what a calibrator trains on). Returns the rows written."""
+    n = 0
+    with path.open("w", encoding="utf-8") as out:
+        for c in captured:
+            if c.ctx is None or not isinstance(c.ctx.record, dict):
+                continue
+            signals = run_checks(c.ctx)
+            fuzzy = "receipt" in c.set_name
+            fields = {}
+            for f in c.ctx.record:
+                ok = _is_right(f, c.ctx.record, c.truth, fuzzy)
+                if ok is not None:
+                    fields[f] = {"right": ok, "signals": [s.to_json() for s in signals if s.field == f]}
+            out.write(json.dumps({"set": c.set_name, "id": c.doc_id, "status": c.status, "fields": fields},
+                                 ensure_ascii=False, default=str) + "\n")
+            n += 1
+    return n
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sets", help="sets to run (default dev-invoices,dev-receipts); with --load, the sets to keep")
@@ -220,6 +243,8 @@ def main(argv: list[str] | None = None) -> int:
                                                         "instead of running the pipeline")
     ap.add_argument("--show-wrong", action="store_true", help="list wrong fields each check fired on (not on holdout)")
     ap.add_argument("--keep", action="store_true", help="keep the scratch folder (documents, database, formats)")
+    ap.add_argument("--signals-out", type=Path, help="write each record's fields (right or not) and signals "
+                                                     "as JSON lines (not for dev-holdout)")
     ap.add_argument("--combined", action="store_true", help="one table over all sets instead of one per set")
     args = ap.parse_args(argv)
 
@@ -251,9 +276,12 @@ def main(argv: list[str] | None = None) -> int:
                 shutil.rmtree(scratch, ignore_errors=True)
         if args.save:
             args.save.write_bytes(pickle.dumps({"split": split, "captured": [vars(c) for c in captured]}))
-    if args.show_wrong and split == HOLDOUT and any(c.set_name in DEV_SETS for c in captured):
-        print("--show-wrong is refused on dev-holdout: its errors are never inspected", file=sys.stderr)
+    if (args.show_wrong or args.signals_out) and split == HOLDOUT and any(c.set_name in DEV_SETS for c in captured):
+        print("--show-wrong and --signals-out are refused on dev-holdout: its errors are never inspected",
+              file=sys.stderr)
         return 2
+    if args.signals_out:
+        print(f"{write_signals(captured, args.signals_out)} records written to {args.signals_out}", file=sys.stderr)
     results = []
     for set_name in dict.fromkeys(c.set_name for c in captured):
         rows = [c for c in captured if c.set_name == set_name]

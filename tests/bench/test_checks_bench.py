@@ -31,4 +31,17 @@ def test_show_wrong_is_refused_on_holdout(tmp_path):
     path = tmp_path / "h.pkl"
     path.write_bytes(pickle.dumps({"split": HOLDOUT, "captured": [vars(_captured(GOOD, {}))]}))
     assert CB.main(["--load", str(path), "--show-wrong"]) == 2
+    assert CB.main(["--load", str(path), "--signals-out", str(tmp_path / "s.jsonl")]) == 2
     assert CB.main(["--load", str(path)]) == 0
+
+
+def test_signals_out(tmp_path):
+    import json
+    path = tmp_path / "t.pkl"
+    truth = {k: v for k, v in GOOD.items() if k != "line_items"}
+    path.write_bytes(pickle.dumps({"split": "dev-tune", "captured": [vars(_captured(dict(GOOD, gross_total=1.0), truth))]}))
+    assert CB.main(["--load", str(path), "--signals-out", str(tmp_path / "s.jsonl")]) == 0
+    row = json.loads((tmp_path / "s.jsonl").read_text().splitlines()[0])
+    assert row["fields"]["gross_total"]["right"] is False
+    assert {"check": "totals_add_up", "outcome": "fail"} in [
+        {k: s[k] for k in ("check", "outcome")} for s in row["fields"]["gross_total"]["signals"]]
