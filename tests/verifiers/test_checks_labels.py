@@ -25,6 +25,7 @@ def test_tax_inclusion():
     assert tax_inclusion("TOTAL INCL. OF GST") == "gross_total"
     assert tax_inclusion("Total sin IVA:") == "net_total"
     assert tax_inclusion("incl. GST 6 %") is None                       # the tax itself
+    assert tax_inclusion("GST @6% INCLUDED IN TOTAL") == "tax_total"
     assert tax_inclusion("Summe") is None
 
 
@@ -66,6 +67,22 @@ def test_final_total():
     summary = page_doc([(50, 40, "Total 21.00"), (50, 52, "GST 6% Total 19.81 1.19")])     # a tax summary row
     c = ctx({"total": 21.0}, schema=RECEIPT, doc=summary, evidence={"total": at(summary, "total", "21.00")})
     assert by(L.final_total(c), "total", "final_total") == ["pass"]
+
+
+def test_total_last():
+    doc = page_doc([(50, 40, "TOTAL: 96.00 5.76 101.76"), (50, 60, "TOTAL 12.00")])
+    col = ctx({"total": 96.0}, schema=RECEIPT, doc=doc, evidence={"total": at(doc, "total", "96.00")})
+    assert by(L.total_last(col), "total", "total_last") == ["fail"]
+    last = ctx({"total": 101.76}, schema=RECEIPT, doc=doc, evidence={"total": at(doc, "total", "101.76")})
+    assert by(L.total_last(last), "total", "total_last") == []                     # last of several: no opinion
+    alone = ctx({"total": 12.0}, schema=RECEIPT, doc=doc, evidence={"total": at(doc, "total", "12.00")})
+    assert by(L.total_last(alone), "total", "total_last") == ["pass"]
+
+
+def test_card_expiry_is_no_issue_date():
+    doc = page_doc([(50, 40, "CARD EXPIRY: 30/09/18")])
+    c = ctx({"date": "2018-09-30"}, schema=RECEIPT, doc=doc, evidence={"date": at(doc, "date", "30/09/18")})
+    assert by(L.label_meaning(c), "date", "label_meaning") == ["fail"]
 
 
 def test_item_descriptions():

@@ -106,6 +106,13 @@ def test_address_whole():
     assert by(R.address_whole(ok), "address", "address_whole") == ["pass"]
 
 
+def test_address_whole_below_a_line_that_runs_on():
+    doc = page_doc([(50, 40, "GROUND FLOOR, WISMA UOA II,"), (50, 52, "NO 21, JALAN PINANG, 50450 KUALA LUMPUR")])
+    c = ctx({"address": "NO 21, JALAN PINANG, 50450 KUALA LUMPUR"}, schema=RECEIPT, doc=doc,
+            evidence={"address": at(doc, "address", "NO 21, JALAN PINANG, 50450 KUALA LUMPUR")})
+    assert by(R.address_whole(c), "address", "address_whole") == ["fail"]
+
+
 def test_name_whole():
     doc = page_doc([(50, 40, "FALUM BAHAGIA BAKERY"), (50, 52, "ENTERPRISE"), (50, 64, "(CO.REG : 933109-X)"),
                     (50, 100, "ACME GMBH"), (50, 112, "(CO.REG : 933109-X)")])

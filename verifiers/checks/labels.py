@@ -10,6 +10,9 @@
                     prints one amount and labels it a gross total ("Rounded total", "Grand total";
                     not a payable amount, which prepayments reduce) with another figure means the
                     value is an intermediate total (fail); none: pass
+    total_last        a total read from a line that prints several amounts is the line's last
+                    one ("TOTAL: 96.00 5.76" is a summary row; 96.00 is no gross total): fail when
+                    it is not, pass when it is the line's only amount
     item_descriptions  no item's description holds a column header or an article-number cue
                     ("Abrechnungskreis 1 Beschreibung", "GTIN Art-Nr Lieferant ...") or starts
                     with an article code ("R33954 Large coffee beans"), or is no words at all
@@ -31,7 +34,7 @@ from verifiers.checks.vocabulary import RIVALS, ROLE_MEANING, SUPPORTS, VETO, is
 from verifiers.context import VerifyContext
 from verifiers.evidence import FieldEvidence
 
-__all__ = ["label_meaning", "final_total", "value_not_label", "item_descriptions", "nearest_meanings", "CHECKS"]
+__all__ = ["label_meaning", "final_total", "total_last", "value_not_label", "item_descriptions", "nearest_meanings", "CHECKS"]
 
 _ANCHOR_NOISE = re.compile(r"^[=<>^v]+|#-?\d+$")
 
@@ -92,6 +95,24 @@ def _gross_lines(ctx: VerifyContext) -> list[tuple[int, int, str, str]]:
         near = nearest_meanings(left)
         if near is not None and near[0] == {"gross_total"}:
             out.append((page, li, left.strip(), ms[-1].group(0)))
+    return out
+
+
+def total_last(ctx: VerifyContext) -> list[Signal]:
+    out = []
+    for f in roles_of(ctx.schema).fields("gross_total"):
+        v = num(ctx.record.get(f))
+        p = place(ctx, f)
+        if v is None or p is None:
+            continue
+        ms = list(_AMOUNT_TOKEN.finditer(p.text))
+        mine = [i for i, m in enumerate(ms) if any(abs(abs(x) - abs(v)) < 0.005 for x in number_readings(m.group(0)))]
+        if not ms or not mine:
+            continue
+        if len(ms) == 1:
+            out.append(Signal(f, "total_last", "pass", "the only amount on its line"))
+        elif mine[-1] != len(ms) - 1:
+            out.append(Signal(f, "total_last", "fail", f"one column of {p.text[:60]!r}, not its last amount"))
     return out
 
 
@@ -168,5 +189,6 @@ def value_not_label(ctx: VerifyContext) -> list[Signal]:
     return out
 
 
-CHECKS = (("label_meaning", label_meaning), ("final_total", final_total), ("value_not_label", value_not_label),
+CHECKS = (("label_meaning", label_meaning), ("final_total", final_total), ("total_last", total_last),
+          ("value_not_label", value_not_label),
           ("item_descriptions", item_descriptions))

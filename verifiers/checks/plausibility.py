@@ -8,7 +8,8 @@
                       passes; a postcode and town, a street and number, a country, a phone number,
                       an e-mail or web address, mostly digits, "label : value", a fragment (only
                       a legal form; an unbalanced bracket) or a name carrying a registration
-                      number ("(519537-X)") fails
+                      number ("(519537-X)") fails; a seller's name that is a person addressed by
+                      title and carries no legal form ("MS JOAN WONG"; not "MR. D.I.Y. SDN BHD") fails
     address_shape     an address holds a postcode or a street word and no date, time, phone
                       number, price or "label : value" pair (a till line read with it)
     amount_format     an amount was read from a figure printed with cents where the document
@@ -47,7 +48,8 @@ _POSTCODE_TOWN = re.compile(r"^(?:[A-Z]{1,2}[- ]?)?\d{4,5}\s+[^\W\d_]{2,}", re.U
 _STREET = re.compile(r"(?:stra(?:ss|ß)e|str\.|street|st\.|road|rd\.?|avenue|ave\.?|weg|gasse|platz|allee|laan|"
                      r"straat|rue|jalan|jln\.?|lorong|boulevard|blvd)\s*\d+\w?\b|^\d+\w?\s+\w+\s+"
                      r"(?:street|st|road|rd|avenue|ave|lane|ln|drive|dr)\b", re.IGNORECASE)
-_STREET_WORDS = re.compile(r"\b(jalan|jln|taman|tmn|bandar|lorong|persiaran|kampung|kg|seksyen|lot|medan|"
+_STREET_WORDS = re.compile(r"\b(jalan|jln|taman|tmn|bandar|lorong|persiaran|kampung|kg|seksyen|lot|medan|darul|"
+                           r"selangor|johor|kedah|kelantan|melaka|pahang|perak|perlis|sabah|sarawak|terengganu|"
                            r"street|road|avenue|lane|strasse|weg|gasse|platz|allee|rue|laan|straat|"
                            r"building|bangunan|floor|flr|level|block|blok)\b")
 _REG_NO = re.compile(r"\(\s*(?:co\.?\s*(?:no|reg)\.?\s*:?\s*)?\d{3,}[-\s]?[A-Z]?\s*\)|\b\d{4,}-[A-Z]\b",
@@ -133,6 +135,9 @@ def tax_share(ctx: VerifyContext) -> list[Signal]:
     return out
 
 
+_TITLE = re.compile(r"^(?:mr|mrs|ms|miss|dr|herr|frau|mme|mlle|dhr|mevr|encik|puan|cik|tuan)\b\.?\s", re.IGNORECASE)
+
+
 def _name_verdict(v: str, reads_as: str | None = None) -> tuple[str, str] | None:
     s = v.strip()
     f = fold(s)
@@ -180,6 +185,8 @@ def name_shape(ctx: VerifyContext) -> list[Signal]:
             continue
         ev = (ctx.evidence or {}).get(f)
         verdict = _name_verdict(v, getattr(ev, "reads_as", None))
+        if role == "seller_name" and _TITLE.match(v) and not _LEGAL.search(fold(v)):
+            verdict = ("fail", "is a person addressed by title (a customer or cashier), not the issuer")
         if verdict:
             out.append(Signal(f, "name_shape", verdict[0], f"{v!r} {verdict[1]}"))
     return out

@@ -13,7 +13,8 @@
     parties_distinct  the seller's and the buyer's name (and VAT IDs) differ
     address_whole     an address without a street or house number while the line right above it
                       (same column, tightly spaced) prints one, or without the postcode the line
-                      right below it prints, was cut short: fail
+                      right below it prints, or below a line that runs on into it (ending with a
+                      comma), was cut short: fail
     name_whole        a party's name whose next line (tightly below, same column) is only a legal
                       form or trade word ("ENTERPRISE", "SDN BHD") was cut short: fail
     items_complete    every item holds every column the others hold (an item without its
@@ -200,6 +201,8 @@ def address_whole(ctx: VerifyContext) -> list[Signal]:
         if no_street and above and _STREETISH.search(above) and fold_text(above) not in fold_text(v):
             out.append(Signal(f, "address_whole", "fail", f"has no street; the line above, {above[:40]!r}, "
                                                           f"prints one"))
+        elif above and above.rstrip().endswith((",", "&")) and fold_text(above) not in fold_text(v):
+            out.append(Signal(f, "address_whole", "fail", f"the line above, {above[:40]!r}, runs on into it"))
         elif not _POSTCODE.search(v) and below and _POSTCODE.search(below) and fold_text(below) not in fold_text(v):
             out.append(Signal(f, "address_whole", "fail", f"has no postcode; the line below, {below[:40]!r}, has one"))
         elif _POSTCODE.search(v):

@@ -68,7 +68,8 @@ MEANINGS: dict[str, tuple[str, ...]] = {
               "auftragsdatum", "commande", "bon de commande", "bestelling", "bestelnummer", "pedido"),
     "discount": ("skonto", "discount", "escompte", "remise", "korting", "rabatt", "nachlass", "diskaun",
                  "descuento", "early payment", "savings", "saving", "total savings", "you saved", "you save", "jimat"),
-    "document_meta": ("version", "stand", "stylesheet", "druckdatum", "erstellt am",
+    "document_meta": ("version", "stand", "stylesheet", "druckdatum", "erstellt am", "card expiry", "expiry",
+                      "expiry date", "exp date", "valid thru", "valid through", "ablaufdatum",
                       "created", "generated", "valid until", "gultig bis", "gultig ab", "seite", "page",
                       "page de", "pagina", "as of"),
     # amounts
@@ -158,15 +159,20 @@ _TOTAL_WORDS = frozenset({"total", "totaal", "amount", "summe", "gesamt", "gesam
 def tax_inclusion(text: str) -> str | None:
     """"gross_total" for a total said to include tax ("TOTAL INCL. OF GST", "Gesamtbetrag inkl.
     MwSt."), "net_total" for an amount said to exclude it ("Total sin IVA", "Amount before tax",
-    "montant HT"), None otherwise. An inclusion without a total word ("incl. GST 6 %") is the tax
-    itself and says nothing here."""
-    words = set(fold(text).split())
+    "montant HT"), "tax_total" for the tax a total is said to include ("GST @6% included in total"),
+    None otherwise. An inclusion without a total word ("incl. GST 6 %") says nothing here."""
+    seq = fold(text).split()
+    words = set(seq)
     taxed = bool(words & set(_TAX_WORDS)) or bool(words & {"ttc", "ht"})
     if not taxed:
         return None
     if words & _EXCL:
         return "net_total"
     if words & _INCL and words & (_TOTAL_WORDS | {"ttc"}):
+        first_tax = min(i for i, w in enumerate(seq) if w in _TAX_WORDS or w in ("ttc", "ht"))
+        first_total = min((i for i, w in enumerate(seq) if w in _TOTAL_WORDS), default=len(seq))
+        if first_tax < first_total and "ttc" not in words:
+            return "tax_total"              # "GST @6% included in total": the tax the total includes
         return "gross_total"
     return None
 
