@@ -35,6 +35,13 @@ def test_roles_from_other_names():
     assert roles_of({"type": "object", "properties": "nope"}).by_field == {}
 
 
+def test_unknown_role_is_logged_and_inferred(caplog):
+    schema = {"type": "object", "properties": {"seller_vat_id": {"type": "string", "x-docassay": {"role": "vatt"}}}}
+    with caplog.at_level("WARNING"):
+        assert roles_of(schema).role("seller_vat_id") == "seller_vat_id"
+    assert "unknown x-docassay role 'vatt'" in caplog.text
+
+
 def _party_ctx(vat_text: str, vat: str):
     doc = page_doc()
     return ctx(dict(GOOD, seller_vat_id=vat), doc=doc, evidence={

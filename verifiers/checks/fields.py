@@ -21,6 +21,7 @@ A field no rule recognises has no role and role-based checks emit nothing for it
 from __future__ import annotations
 
 import json
+import logging
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -43,6 +44,7 @@ ITEM_ROLES = ("description", "quantity", "unit_price", "line_total")
 PARTY_OF = {"seller_name": "seller", "seller_vat_id": "seller", "seller_address": "seller", "iban": "seller",
             "bic": "seller", "buyer_name": "buyer", "buyer_vat_id": "buyer", "buyer_address": "buyer"}
 
+_log = logging.getLogger(__name__)
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _SPLIT = re.compile(r"[^a-z0-9]+")
 
@@ -121,7 +123,7 @@ def _roles_json(schema_json: str) -> Roles:
             if cols:
                 items[name] = cols
             continue
-        r = _explicit(prop, ROLES)
+        r = _explicit(prop, ROLES, name)
         if r is None:
             r = _infer(name, prop, kinds.get(name, "text"))
         if r:
@@ -129,15 +131,17 @@ def _roles_json(schema_json: str) -> Roles:
     return Roles(by_field, items)
 
 
-def _explicit(prop: Mapping[str, Any], allowed: tuple[str, ...]) -> str | None:
-    """The `x-docassay.role` keyword: a role, "" for "none", None when absent or unknown."""
+def _explicit(prop: Mapping[str, Any], allowed: tuple[str, ...], name: str = "") -> str | None:
+    """The `x-docassay.role` keyword: a role, "" for "none", None when absent or unknown (an
+    unknown role is logged and the role inferred as if none were given)."""
     x = prop.get("x-docassay")
-    if isinstance(x, Mapping) and isinstance(x.get("role"), str):
+    if isinstance(x, Mapping) and "role" in x:
         r = x["role"]
         if r == "none":
             return ""
-        if r in allowed:
+        if isinstance(r, str) and r in allowed:
             return r
+        _log.warning("%s: unknown x-docassay role %r (one of %s, or none); inferring it", name, r, ", ".join(allowed))
     return None
 
 
@@ -210,7 +214,7 @@ def _infer(name: str, prop: Mapping[str, Any], kind: str) -> str | None:
 
 
 def _item_role(name: str, prop: Mapping[str, Any]) -> str | None:
-    r = _explicit(prop, ITEM_ROLES)
+    r = _explicit(prop, ITEM_ROLES, name)
     if r is not None:
         return r or None
     words = set(words_of(name))
