@@ -26,8 +26,9 @@ from extractors.errors import InstructionError, ParseError
 from extractors.fingerprint import fingerprint
 from extractors.instructions.executor import execute
 from extractors.instructions.from_record import instructions_from_record
-from extractors.instructions.model import Instructions
+from extractors.instructions.model import Instructions, Locale
 from extractors.instructions.model_data import same_value
+from extractors.instructions.values import normalize
 from extractors.parsers import parse
 from extractors.spans import DocIndex
 from flows import lifecycle
@@ -42,7 +43,7 @@ if TYPE_CHECKING:
     from flows.pipeline import Job, RunContext
 
 __all__ = ["REVIEWABLE", "ReviewError", "Session", "Teaching", "Decision", "accept", "correct", "reject",
-           "parse_value", "corrections_from", "teach", "load_document"]
+           "parse_value", "corrections_from", "teach", "load_document", "locale_of"]
 
 REVIEWABLE = ("needs_review", "failed", "quota_exceeded", "passed", "repaired", "reviewed", "corrected", "rejected")
 PRODUCED_BY = "review"
@@ -115,20 +116,42 @@ def load_document(conn: Any, sha: str) -> dict:
     return doc
 
 
-def parse_value(raw: str, current: Any, prop: Any) -> Any:
-    """A typed value: a string for a string field (or one holding a string now), else JSON when
-    it parses as JSON, else the string."""
+def parse_value(raw: str, current: Any, prop: Any, locale: Locale | None = None) -> Any:
+    """A typed value from what a person typed or clicked: a string for a string field (an ISO
+    date for a `format: date` field when the text reads as a date under `locale`), a number read
+    as printed for a number field ("CHF 15'454.00", "1.234,56" under a comma locale), else JSON
+    when it parses as JSON, else the string."""
     t = prop.get("type") if isinstance(prop, Mapping) else None
+    text = raw.strip()
+    if t == "string" and prop.get("format") == "date" and text:
+        for loc in _locales(locale):
+            v = normalize(text, "date", loc)
+            if v is not None:
+                return v
+        return raw
     if t == "string" or (t is None and isinstance(current, str)):
         return raw
     try:
-        return json.loads(raw)
+        return json.loads(text)
     except ValueError:
-        return raw
+        pass
+    if t in ("number", "integer"):
+        for loc in _locales(locale):
+            v = normalize(text, "integer" if t == "integer" else "amount", loc)
+            if v is not None:
+                return v
+    return raw
+
+
+def _locales(locale: Locale | None) -> list[Locale]:
+    """The document's locale first, then the common conventions."""
+    guesses = [Locale(".", "DMY"), Locale(",", "DMY"), Locale(".", "MDY"), Locale(".", "YMD")]
+    return ([locale] if locale else []) + [g for g in guesses if g != locale]
 
 
 def corrections_from(record: Mapping[str, Any], sets: Mapping[str, Any], unset: list[str] = (),  # type: ignore[assignment]
-                     schema: Mapping[str, Any] | None = None, *, typed: bool = False) -> dict[str, dict]:
+                     schema: Mapping[str, Any] | None = None, *, typed: bool = False,
+                     locale: Locale | None = None) -> dict[str, dict]:
     """{"field": {"from": old, "to": new}}; `sets` values are parsed (`parse_value`) unless `typed`.
     Values equal to the current ones are not corrections."""
     props = (schema or {}).get("properties") or {}
@@ -137,13 +160,26 @@ def corrections_from(record: Mapping[str, Any], sets: Mapping[str, Any], unset: 
         f = str(f).strip()
         if not f:
             raise ReviewError("a correction needs a field name")
-        to = raw if typed or not isinstance(raw, str) else parse_value(raw, record.get(f), props.get(f))
+        to = raw if typed or not isinstance(raw, str) else parse_value(raw, record.get(f), props.get(f), locale)
         if to != record.get(f):
             out[f] = {"from": record.get(f), "to": to}
     for f in unset:
         if f in record:
             out[f] = {"from": record.get(f), "to": None}
     return out
+
+
+def locale_of(conn: Any, doc: Mapping[str, Any]) -> Locale | None:
+    """The locale of the document's format version (how its numbers and dates are printed)."""
+    if not doc.get("format_id") or not doc.get("format_version"):
+        return None
+    row = store.get_version(conn, doc["format_id"], int(doc["format_version"]))
+    if row is None:
+        return None
+    try:
+        return Instructions.from_json(row.instructions).locale
+    except InstructionError:
+        return None
 
 
 def _apply(record: Mapping[str, Any], corrections: Mapping[str, dict]) -> dict:

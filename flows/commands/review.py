@@ -191,8 +191,9 @@ def run_correct(args: argparse.Namespace) -> int:
         sets[f.strip()] = raw
 
     def act(s):
-        record = ra.load_document(s.conn, args.sha256).get("record") or {}
-        corrections = ra.corrections_from(record, sets, args.unset, s.job.schema if s.job else None)
+        doc = ra.load_document(s.conn, args.sha256)
+        corrections = ra.corrections_from(doc.get("record") or {}, sets, args.unset, s.job.schema if s.job else None,
+                                          locale=ra.locale_of(s.conn, doc))
         if not corrections:
             raise ConfigError("every --set value equals the stored one: nothing to correct")
         return ra.correct(s, args.sha256, corrections, by=args.by, note=args.note, teach_format=not args.no_teach)

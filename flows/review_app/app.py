@@ -231,7 +231,8 @@ class ReviewApp:
                         return JSONResponse({"error": "set must be an object and unset a list"}, status_code=400)
                     schema = self.config.job.schema if self.config.job is not None else None
                     corrections = ra.corrections_from(doc.get("record") or {}, {str(k): v for k, v in sets.items()},
-                                                      [str(u) for u in unset], schema)
+                                                      [str(u) for u in unset], schema,
+                                                      locale=ra.locale_of(self.ctx.conn, doc))
                     d = ra.correct(self.session, doc["sha256"], corrections, by=by, note=note)
                 else:
                     return JSONResponse({"error": f"unknown action {action!r}"}, status_code=404)

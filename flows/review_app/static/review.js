@@ -46,7 +46,7 @@
     document.body.classList.add("picking");
     items[i].scrollIntoView({block: "nearest"});
     var box = document.querySelector('svg .fbox[data-field="' + CSS.escape(name) + '"]');
-    if (box && box.scrollIntoView) { box.scrollIntoView({block: "center", behavior: "smooth"}); }
+    if (box && box.scrollIntoView) { box.scrollIntoView({block: "center"}); }
   }
   function setValue(i, text, append) {
     var inp = inputOf(i);
