@@ -46,6 +46,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--index", help="format index: s3vectors://bucket/index (default: faiss under --home)")
     p.add_argument("--task-runner", default="threads",
                    help="threads (default), dask, dask:N (local cluster of N processes) or tcp://scheduler:port")
+    p.add_argument("--report", action="store_true",
+                   help="also write DIR/report.html: the batch summary and every document's pages with its boxes "
+                        "(one self-contained offline page)")
     p.set_defaults(run=run)
 
 
@@ -83,6 +86,7 @@ def _run(args: argparse.Namespace) -> int:
         print(f"docassay: batch failed: {exc.message}", file=sys.stderr)
         _print_failure(exc.context.get("summary") or {})
         print(f"docassay: results kept in {out / 'results.jsonl'}", file=sys.stderr)
+        _report(args, out)
         return 1
     if not args.quiet:
         counts = ", ".join(f"{k} {v}" for k, v in summary["by_status"].items())
@@ -91,7 +95,14 @@ def _run(args: argparse.Namespace) -> int:
             print(f"  error: {e}", file=sys.stderr)
         if isinstance(out, Path):
             _print_problems(out / "results.jsonl")
+    _report(args, out)
     return 0
+
+
+def _report(args: argparse.Namespace, out) -> None:
+    if getattr(args, "report", False):
+        from flows.report import report_for_batch
+        report_for_batch(args, out)
 
 
 def _out_location(out: str) -> "Path | _Remote":
@@ -113,6 +124,8 @@ def _check_inputs(args: argparse.Namespace) -> str | None:
         return "no input: give PATHs (files or folders) or --retry-from RESULTS"
     if not args.out and not args.estimate:
         return "--out DIR is required (except with --estimate)"
+    if getattr(args, "report", False) and (args.estimate or str(args.out).startswith("s3://")):
+        return "--report writes report.html into a local --out folder (not with --estimate or s3://)"
     return None
 
 

@@ -193,3 +193,43 @@ def test_a_reviewer_clears_the_queue_in_the_browser(tmp_path: Path, pg_fresh_dsn
         assert again.format["id"] == fid and again.format["match"] == "known"
         assert again.status in ("passed", "repaired"), again.verification["violations"][:3]
         assert all(again.record[k] == v for k, v in printed_truth(11, to_fix).items())
+
+
+def test_the_batch_report_opens_offline(tmp_path: Path, pg_fresh_dsn: str) -> None:
+    from selenium.webdriver.common.by import By
+    from flows.report import write_report
+    from flows.results import ResultsWriter
+    from tests.flows.test_lifecycle import header_schema
+    from extractors.synth.generator import make_format
+    from tests.flows.test_lifecycle import FORMAT_SEED
+
+    settings = Settings.load(home=tmp_path / "home", db=pg_fresh_dsn, concurrency=1)
+    schema = load_schema(ROOT / "examples/invoices/schema.json")
+    job = Job(schema=schema, rules=load_rule_pack(ROOT / "examples/invoices/rules"), settings=settings)
+    docs = write(tmp_path / "in", make_format(FORMAT_SEED), [0, 1]) + write(tmp_path / "drift", DRIFTED, [10])
+    with open_context(settings) as ctx:
+        rows = run_batch(docs, job, ctx, concurrency=1)
+    w = ResultsWriter(tmp_path / "out" / "results.jsonl")
+    for r in rows:
+        w.write(r)
+    w.close()
+    info = write_report(tmp_path / "out" / "results.jsonl", settings, schema)
+    driver = browser()
+    try:
+        driver.get(info.path.as_uri())
+        assert driver.find_element(By.TAG_NAME, "h1").text == "docassay batch report"
+        assert len(driver.find_elements(By.CSS_SELECTOR, "article.doc")) == 3
+        widths = driver.execute_script(
+            "return Array.from(document.querySelectorAll('svg.sheet image')).map(i => i.getBoundingClientRect().width)")
+        assert len(widths) == 3 and min(widths) > 300                   # the embedded page images are drawn
+        scalars = sum(len([k for k in r.provenance if "/" not in k]) for r in rows)
+        item_rows = sum(len({k.split("/")[1] for k in r.provenance if "/" in k}) for r in rows)
+        assert len(driver.find_elements(By.CSS_SELECTOR, "svg .fbox")) == scalars      # every field's box
+        assert len(driver.find_elements(By.CSS_SELECTOR, "svg rect.item")) == item_rows    # every line-item row
+        driver.save_screenshot(str(artifacts() / "report.png"))
+        status = rows[-1].status
+        driver.find_element(By.CSS_SELECTOR, f'.filters button[data-status="{status}"]').click()   # the inline script runs
+        hidden = driver.find_elements(By.CSS_SELECTOR, "article.doc.hidden")
+        assert len(hidden) == sum(r.status != status for r in rows)
+    finally:
+        driver.quit()
