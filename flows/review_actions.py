@@ -105,7 +105,8 @@ class Decision:
             s += f"; golden reference of {self.golden}" + ("" if self.replayable else " (bytes not kept: not replayable)")
         t = self.teaching
         if t is not None:
-            s += (f"; taught {t.format_id} version {t.version} ({t.how})" if t.taught else f"; not taught: {t.why}")
+            s += (f"; taught {t.format_id} version {t.version} ({t.how})" + (f"; {t.why}" if t.why else "")
+                  if t.taught else f"; not taught: {t.why}")
         return s
 
 
@@ -323,26 +324,30 @@ def teach(session: Session, doc: dict, corrections: Mapping[str, dict], *, by: s
     learned = instructions_from_record(ix, job.schema, record, produced_by=PRODUCED_BY)
     corrected = [f for f, ch in corrections.items() if ch.get("to") is not None]
     unread = [f for f in learned.disagreeing if f in corrected]
+    learnable = [f for f in corrected if f not in unread]
+    note = f"no locator reads the corrected value of {', '.join(unread)} on this document" if unread else ""
+    if not learnable:
+        return Teaching(False, "not_taught", doc.get("format_id"), why=note or "nothing to learn")
     why = ""
     if doc.get("format_id"):
-        taught = _new_version(session, doc, ix, learned.instructions, corrected, by)
+        taught = _new_version(session, doc, ix, learned.instructions, learnable, by)
         if taught.taught:
+            taught.why = note
             return taught
         why = taught.why
-    if unread:
-        return Teaching(False, "not_taught", doc.get("format_id"),
-                        why=(why + "; " if why else "") + "no locator reads the corrected value of "
-                        + ", ".join(unread) + " on this document")
     verdict = verify_record(job, session.conn, learned.extraction.record, learned.extraction, document=ix.doc)
     if not verdict.passed:
         return Teaching(False, "not_taught", doc.get("format_id"),
-                        why=(why + "; " if why else "") + "instructions learned from the corrected record do not "
-                        "verify: failed " + ", ".join(verdict.failed_gates))
-    return _new_format(session, doc, ix, learned.instructions, by, why)
+                        why="; ".join(x for x in (why, note, "instructions learned from the corrected record do not "
+                                                  "verify: failed " + ", ".join(verdict.failed_gates)) if x))
+    return _new_format(session, doc, ix, learned.instructions, by, "; ".join(x for x in (why, note) if x))
 
 
 def _new_version(session: Session, doc: dict, ix: DocIndex, learned: Instructions, corrected: list[str],
                  by: str) -> Teaching:
+    """The format's next version reading the `corrected` fields as corrected: the current
+    version with those fields' locators replaced (the old ones kept as fallbacks), else the
+    learned instructions merged with the current ones; the reference gate decides."""
     job, conn, fid = session.job, session.conn, doc["format_id"]
     assert job is not None
     cur = store.active_version(conn, fid)
