@@ -1,7 +1,8 @@
 """The review station's guard: who may talk to it, from where, and what a page may load.
 
     Guard(config) wraps the ASGI app:
-      * Host: only the names the server is bound to (no DNS rebinding onto 127.0.0.1);
+      * Host: without a token (loopback), only the loopback names (no DNS rebinding onto
+        127.0.0.1); with a token, any name unless `allowed_hosts` lists them;
       * token: required unless bound to loopback; given once as `?token=` (then kept in an
         HttpOnly SameSite=Strict cookie and stripped from the address) or as
         `Authorization: Bearer TOKEN`; anything else is 401;
@@ -89,9 +90,9 @@ class Guard:
     def _check(self, req: Request) -> Response | None:
         host = (req.headers.get("host") or "").lower()
         name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
-        if name not in self.names:
-            return PlainTextResponse("unknown host", status_code=400)
         cfg = self.config
+        if (not cfg.token or cfg.allowed_hosts) and name not in self.names:
+            return PlainTextResponse("unknown host", status_code=400)
         if cfg.token:
             given = req.query_params.get("token")
             if given is not None and req.method in SAFE_METHODS:

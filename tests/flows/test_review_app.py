@@ -106,6 +106,11 @@ def test_loopback_by_default_and_a_token_anywhere_else(tmp_path: Path, pg_fresh_
         assert "httponly" in r.headers["set-cookie"].lower() and "samesite=strict" in r.headers["set-cookie"].lower()
         assert remote.get("/").status_code == 200                                            # the cookie now
         assert remote.get("/static/review.js").status_code == 200
+        assert remote.get("/", headers={"host": "review.example:8790"}).status_code == 200   # the token guards
+        pinned = TestClient(app_for(settings, job, ctx, host="10.1.2.3", token="t0ken", allowed_hosts=("review.example",)),
+                            base_url="http://review.example:8790")
+        assert pinned.get("/", headers={"authorization": "Bearer t0ken"}).status_code == 200
+        assert pinned.get("/", headers={"authorization": "Bearer t0ken", "host": "other.example"}).status_code == 400
 
 
 HOSTILE = '<script>alert("x")</script>"><img src=x onerror=alert(1)>'
