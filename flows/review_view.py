@@ -7,7 +7,8 @@ was printed, how sure docassay is, the label it was found by and the alternative
     reasons(row) -> list[str]                          "gate/rule" of each error, for the queue
 
 Confidence: a row's `fields` (per-field calibrated confidence: {"value", "confidence",
-"status": verified|doubtful|missing, "checks"}) when the row has them; without them the
+"status": verified|doubtful|missing, "checks"}, kept in the row or in its verification, with
+the verification's `doubtful` list) when the row has them; without them the
 verification's violations stand in (a field named by an error is `failing`, by a warning
 `doubtful`). Each field gets a `tone` the pages colour it by: ok, doubt, bad, missing.
 """
@@ -166,6 +167,9 @@ def item_boxes(row: Mapping[str, Any]) -> list[ItemBox]:
 def doubtful(row: Mapping[str, Any]) -> list[str]:
     """Fields a person should look at: doubtful or missing by confidence when the row has it, else
     named by a warning (errors make the whole document needs_review)."""
+    listed = (row.get("verification") or {}).get("doubtful")
+    if isinstance(listed, list):
+        return [str(f) for f in listed]
     states = field_states(row)
     if states:
         return [k for k, v in states.items() if v.get("status") in ("doubtful", "missing")]

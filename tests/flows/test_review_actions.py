@@ -93,7 +93,7 @@ def test_correction_learns_a_layout_never_learned(tmp_path: Path, pg_fresh_dsn: 
         assert all(nxt.record[k] == v for k, v in printed_truth(11, wrong).items())
 
 
-def test_reject_and_accept_and_refused_values(tmp_path: Path, pg_fresh_dsn: str) -> None:
+def test_reject_and_accept_and_refused_values(tmp_path: Path, pg_fresh_dsn: str, capsys) -> None:
     settings = Settings.load(home=tmp_path / "home", db=pg_fresh_dsn, concurrency=1)
     policy = lifecycle.LifecyclePolicy(new_format_status="pending_review", pending_may_pass=False)
     job = Job(schema=header_schema(), settings=settings, policy=policy)
@@ -103,8 +103,10 @@ def test_reject_and_accept_and_refused_values(tmp_path: Path, pg_fresh_dsn: str)
         assert [r.status for r in rows] == ["needs_review"] * 3
         fid = rows[0].format["id"]
         s = ra.Session(ctx, job)
-        d = ra.reject(s, rows[2].sha256, by="erin", note="not an invoice of ours")
-        assert d.status == "rejected" and store.get_document(ctx.conn, rows[2].sha256)["status"] == "rejected"
+        assert main(["review", "reject", rows[2].sha256[:10], "--by", "erin", "--note", "not an invoice of ours",
+                     "--home", str(tmp_path / "home"), "--db", pg_fresh_dsn]) == 0
+        assert "rejected" in capsys.readouterr().out
+        assert store.get_document(ctx.conn, rows[2].sha256)["status"] == "rejected"
         assert rows[2].sha256 not in {g["sha256"] for g in store.golden_set(ctx.conn, fid)}
         assert store.list_reviews(ctx.conn, rows[2].sha256)[0]["action"] == "reject"
         d = ra.accept(s, rows[0].sha256, by="erin")

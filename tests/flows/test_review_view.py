@@ -40,6 +40,8 @@ def test_calibrated_confidence_wins_when_present() -> None:
     assert (views["invoice_number"].tone, views["gross_total"].tone, views["issue_date"].tone) == ("ok", "bad", "missing")
     assert views["gross_total"].confidence == 0.42 and "sum differs" in views["gross_total"].messages
     assert doubtful(row) == ["gross_total", "issue_date"]
+    kept = dict(ROW, verification={**ROW["verification"], "fields": row["fields"], "doubtful": ["gross_total"]})
+    assert doubtful(kept) == ["gross_total"] and field_views(kept, SCHEMA)[2].confidence == 0.42
     assert tone_for(0.75, "verified") == "doubt"
 
 
