@@ -19,15 +19,18 @@ from pathlib import Path
 import pytest
 
 from extractors.parsers import parse
+from extractors.synth.generator import make_format
 from flows import lifecycle
 from flows.batch import collect_sources, ground_truth_sidecar, load_rule_pack, load_schema, run_batch
 from flows.cli import main
 from flows.pipeline import Job, open_context, process_document
+from flows.report import write_report
+from flows.results import ResultsWriter
 from infra import store
-from tests.flows.review_fixtures import app_for
-from tests.flows.test_lifecycle import ROOT, write
-from tests.flows.test_review_actions import DRIFTED, printed_truth
 from infra.config import Settings
+from tests.flows.review_fixtures import app_for
+from tests.flows.test_lifecycle import FORMAT_SEED, ROOT, write
+from tests.flows.test_review_actions import DRIFTED, printed_truth
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
 DRIVER = shutil.which("chromedriver")
@@ -103,6 +106,7 @@ def test_a_reviewer_clears_the_queue_in_the_browser(tmp_path: Path, pg_fresh_dsn
     from selenium.webdriver.common.action_chains import ActionChains
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
+    from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
     from selenium.webdriver.support.ui import WebDriverWait
 
     assert main(["synth", "--out", str(tmp_path / "synth"), "--formats", "4", "--docs", "5", "--split", "unseen",
@@ -131,7 +135,6 @@ def test_a_reviewer_clears_the_queue_in_the_browser(tmp_path: Path, pg_fresh_dsn
         with Server(app_for(settings, review_job, ctx, port=port), port):
             driver = browser()
             try:
-                from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
                 wait = WebDriverWait(driver, 60, ignored_exceptions=(NoSuchElementException, StaleElementReferenceException))
                 driver.get(base + "/")
                 assert driver.find_element(By.ID, "queue-title").text == "21 documents waiting"
@@ -197,11 +200,6 @@ def test_a_reviewer_clears_the_queue_in_the_browser(tmp_path: Path, pg_fresh_dsn
 
 def test_the_batch_report_opens_offline(tmp_path: Path, pg_fresh_dsn: str) -> None:
     from selenium.webdriver.common.by import By
-    from flows.report import write_report
-    from flows.results import ResultsWriter
-    from tests.flows.test_lifecycle import header_schema
-    from extractors.synth.generator import make_format
-    from tests.flows.test_lifecycle import FORMAT_SEED
 
     settings = Settings.load(home=tmp_path / "home", db=pg_fresh_dsn, concurrency=1)
     schema = load_schema(ROOT / "examples/invoices/schema.json")
