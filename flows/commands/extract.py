@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from flows.commands.common import add_store_options
+from infra.display import printable
 
 GENERATORS = ("baseline", "model")
 
@@ -24,6 +25,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--schema", required=True, help="JSON Schema of the record to extract")
     p.add_argument("--rules", help="SQL rule pack: a .sql file or a folder of them")
     p.add_argument("--out", help="output folder for results.jsonl (required unless --estimate)")
+    p.add_argument("--report", action="store_true",
+                   help="also write DIR/report.html: the batch summary and every document's pages with its boxes "
+                        "(one self-contained offline page; flows/report.py)")
     add_store_options(p)
     p.add_argument("--model-url", help="URL of a running `docassay model serve` (default: $DOCASSAY_MODEL_URL, "
                                        "else the model runs in-process); used by --generator model, the default")
@@ -31,6 +35,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="how instructions for new formats are written: the MoE model (default; on the server of "
                         "--model-url if given, else in-process) or the baseline (label similarity, no model tokens)")
     p.add_argument("--concurrency", type=int, default=2, help="documents processed at once (default 2)")
+    p.add_argument("--follow-links", action="store_true",
+                   help="read files and folders behind symbolic links (default: a link ends as a `not_a_file` row)")
     p.add_argument("--max-error-ratio", type=float, default=None,
                    help="fail (exit 1) when more than this share of documents end failed/error/quota_exceeded")
     p.add_argument("--quiet", action="store_true", help="no progress output")
@@ -46,9 +52,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--index", help="format index: s3vectors://bucket/index (default: faiss under --home)")
     p.add_argument("--task-runner", default="threads",
                    help="threads (default), dask, dask:N (local cluster of N processes) or tcp://scheduler:port")
-    p.add_argument("--report", action="store_true",
-                   help="also write DIR/report.html: the batch summary and every document's pages with its boxes "
-                        "(one self-contained offline page)")
     p.set_defaults(run=run)
 
 
@@ -73,10 +76,12 @@ def _run(args: argparse.Namespace) -> int:
 
     opts = JobOptions(schema=args.schema, rules=args.rules, home=args.home, db=args.db,
                       generator=args.generator, concurrency=args.concurrency, project=args.project, user=args.user,
-                      model_url=args.model_url, parser=args.parser, index=args.index)
+                      model_url=args.model_url, parser=args.parser, index=args.index,
+                      follow_links=args.follow_links)
     if args.estimate:
         return _estimate(args, opts)
     _refuse_spent_quota(opts)                                  # before Prefect starts: nothing is processed
+    _refuse_unsandboxed_rules(opts)
     from flows.extract_flow import BatchFailed, run_extract   # Prefect loads only when needed
     out = _out_location(args.out)
     try:
@@ -92,17 +97,11 @@ def _run(args: argparse.Namespace) -> int:
         counts = ", ".join(f"{k} {v}" for k, v in summary["by_status"].items())
         print(f"{summary['total']} documents: {counts or 'none'} -> {out / 'results.jsonl'}", file=sys.stderr)
         for e in summary["errors"]:
-            print(f"  error: {e}", file=sys.stderr)
+            print(f"  error: {printable(e)}", file=sys.stderr)
         if isinstance(out, Path):
             _print_problems(out / "results.jsonl")
     _report(args, out)
     return 0
-
-
-def _report(args: argparse.Namespace, out) -> None:
-    if getattr(args, "report", False):
-        from flows.report import report_for_batch
-        report_for_batch(args, out)
 
 
 def _out_location(out: str) -> "Path | _Remote":
@@ -116,6 +115,8 @@ class _Remote(str):
 
 
 def _check_inputs(args: argparse.Namespace) -> str | None:
+    if getattr(args, "report", False) and (args.estimate or str(args.out or "").startswith("s3://")):
+        return "--report writes report.html into a local --out folder (not with --estimate or s3://)"
     if args.retry_from and args.paths:
         return "give either PATHs or --retry-from RESULTS, not both"
     if args.retry_from and args.estimate:
@@ -124,9 +125,22 @@ def _check_inputs(args: argparse.Namespace) -> str | None:
         return "no input: give PATHs (files or folders) or --retry-from RESULTS"
     if not args.out and not args.estimate:
         return "--out DIR is required (except with --estimate)"
-    if getattr(args, "report", False) and (args.estimate or str(args.out).startswith("s3://")):
-        return "--report writes report.html into a local --out folder (not with --estimate or s3://)"
     return None
+
+
+def _refuse_unsandboxed_rules(opts) -> None:
+    """Raise SandboxUnavailable (exit 2, with the SQL an administrator must run) when a rule pack
+    is given and the database cannot run it sandboxed (rules/sandbox.py); the runner checks again."""
+    if not opts.rules:
+        return
+    from infra.config import Settings
+    from infra.db import Database
+    from rules.sandbox import ensure_sandbox
+    settings = Settings.load(home=opts.home, db=opts.db)
+    if settings.rule_sandbox == "off":
+        return
+    with Database.from_settings(settings, migrate=False).connect() as conn:
+        ensure_sandbox(conn)
 
 
 def _refuse_spent_quota(opts) -> None:
@@ -149,7 +163,7 @@ def _estimate(args: argparse.Namespace, opts) -> int:
 
     job = build_job(opts)
     try:
-        sources = collect_sources(args.paths, skip=ground_truth_sidecar)
+        sources = collect_sources(args.paths, skip=ground_truth_sidecar, follow_links=job.settings.follow_links)
         with open_context(job.settings) as ctx:
             est = estimate_batch(sources, job, ctx, concurrency=args.concurrency)
     finally:
@@ -169,7 +183,7 @@ def _print_failure(summary: dict) -> None:
         print(f"docassay: {summary.get('failed', 0)} of {summary.get('total', 0)} documents failed; {which}:",
               file=sys.stderr)
     for e in errors:
-        print(f"  error: {e}", file=sys.stderr)
+        print(f"  error: {printable(e)}", file=sys.stderr)
 
 
 def _print_problems(results: Path) -> None:
@@ -186,3 +200,10 @@ def _print_problems(results: Path) -> None:
         print("documents that did not pass:", file=sys.stderr)
     for line in lines:
         print(line, file=sys.stderr)
+
+
+def _report(args: argparse.Namespace, out) -> None:
+    """--report: report.html beside results.jsonl (a failure to write it is said, not fatal)."""
+    if getattr(args, "report", False):
+        from flows.report import report_for_batch
+        report_for_batch(args, out)
