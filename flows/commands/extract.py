@@ -12,7 +12,6 @@ import sys
 from pathlib import Path
 
 from flows.commands.common import add_store_options
-from infra.display import printable
 
 GENERATORS = ("baseline", "model")
 
@@ -35,8 +34,6 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="how instructions for new formats are written: the MoE model (default; on the server of "
                         "--model-url if given, else in-process) or the baseline (label similarity, no model tokens)")
     p.add_argument("--concurrency", type=int, default=2, help="documents processed at once (default 2)")
-    p.add_argument("--follow-links", action="store_true",
-                   help="read files and folders behind symbolic links (default: a link ends as a `not_a_file` row)")
     p.add_argument("--max-error-ratio", type=float, default=None,
                    help="fail (exit 1) when more than this share of documents end failed/error/quota_exceeded")
     p.add_argument("--quiet", action="store_true", help="no progress output")
@@ -76,12 +73,10 @@ def _run(args: argparse.Namespace) -> int:
 
     opts = JobOptions(schema=args.schema, rules=args.rules, home=args.home, db=args.db,
                       generator=args.generator, concurrency=args.concurrency, project=args.project, user=args.user,
-                      model_url=args.model_url, parser=args.parser, index=args.index,
-                      follow_links=args.follow_links)
+                      model_url=args.model_url, parser=args.parser, index=args.index)
     if args.estimate:
         return _estimate(args, opts)
     _refuse_spent_quota(opts)                                  # before Prefect starts: nothing is processed
-    _refuse_unsandboxed_rules(opts)
     from flows.extract_flow import BatchFailed, run_extract   # Prefect loads only when needed
     out = _out_location(args.out)
     try:
@@ -97,7 +92,7 @@ def _run(args: argparse.Namespace) -> int:
         counts = ", ".join(f"{k} {v}" for k, v in summary["by_status"].items())
         print(f"{summary['total']} documents: {counts or 'none'} -> {out / 'results.jsonl'}", file=sys.stderr)
         for e in summary["errors"]:
-            print(f"  error: {printable(e)}", file=sys.stderr)
+            print(f"  error: {e}", file=sys.stderr)
         if isinstance(out, Path):
             _print_problems(out / "results.jsonl")
     _report(args, out)
@@ -128,21 +123,6 @@ def _check_inputs(args: argparse.Namespace) -> str | None:
     return None
 
 
-def _refuse_unsandboxed_rules(opts) -> None:
-    """Raise SandboxUnavailable (exit 2, with the SQL an administrator must run) when a rule pack
-    is given and the database cannot run it sandboxed (rules/sandbox.py); the runner checks again."""
-    if not opts.rules:
-        return
-    from infra.config import Settings
-    from infra.db import Database
-    from rules.sandbox import ensure_sandbox
-    settings = Settings.load(home=opts.home, db=opts.db)
-    if settings.rule_sandbox == "off":
-        return
-    with Database.from_settings(settings, migrate=False).connect() as conn:
-        ensure_sandbox(conn)
-
-
 def _refuse_spent_quota(opts) -> None:
     """Raise QuotaExceeded (exit 1, clear message) when the job's generator is metered and a quota
     that applies is already spent; the flow checks again, this only spares starting Prefect."""
@@ -163,7 +143,7 @@ def _estimate(args: argparse.Namespace, opts) -> int:
 
     job = build_job(opts)
     try:
-        sources = collect_sources(args.paths, skip=ground_truth_sidecar, follow_links=job.settings.follow_links)
+        sources = collect_sources(args.paths, skip=ground_truth_sidecar)
         with open_context(job.settings) as ctx:
             est = estimate_batch(sources, job, ctx, concurrency=args.concurrency)
     finally:
@@ -183,7 +163,7 @@ def _print_failure(summary: dict) -> None:
         print(f"docassay: {summary.get('failed', 0)} of {summary.get('total', 0)} documents failed; {which}:",
               file=sys.stderr)
     for e in errors:
-        print(f"  error: {printable(e)}", file=sys.stderr)
+        print(f"  error: {e}", file=sys.stderr)
 
 
 def _print_problems(results: Path) -> None:
