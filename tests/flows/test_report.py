@@ -15,10 +15,11 @@ import pytest
 from extractors.synth.generator import make_format
 from flows.batch import run_batch
 from flows.cli import main
-from flows.pipeline import Job, open_context
+from flows.pipeline import open_context
 from flows.report import REPORT_NAME, SCRIPT, STYLE, summarize_rows, write_report
 from flows.results import ResultsWriter, Row
 from infra.config import Settings
+from tests.flows.review_fixtures import gates_job
 from tests.flows.test_lifecycle import FORMAT_SEED, header_schema, write
 
 HOSTILE = '<script>alert("x")</script>"><img src=x onerror=alert(1)>'
@@ -38,7 +39,7 @@ def assert_self_contained(html: str) -> None:
 
 def test_report_of_a_batch(tmp_path: Path, pg_fresh_dsn: str) -> None:
     settings = Settings.load(home=tmp_path / "home", db=pg_fresh_dsn, concurrency=1)
-    job = Job(schema=header_schema(), settings=settings)
+    job = gates_job(schema=header_schema(), settings=settings)
     docs = write(tmp_path / "in", make_format(FORMAT_SEED), [0, 1, 2])
     with open_context(settings) as ctx:
         rows = run_batch(docs, job, ctx, concurrency=1)

@@ -13,9 +13,10 @@ from extractors.synth.generator import make_document, make_format
 from flows import lifecycle, review_actions as ra
 from flows.batch import load_rule_pack, load_schema, run_batch
 from flows.cli import main
-from flows.pipeline import Job, open_context, process_document
+from flows.pipeline import open_context, process_document
 from infra import store
 from infra.config import Settings
+from tests.flows.review_fixtures import gates_job
 from tests.flows.test_lifecycle import FORMAT_SEED, RENAMED, ROOT, header_schema, write
 
 DRIFTED = dataclasses.replace(make_format(FORMAT_SEED), style=dataclasses.replace(
@@ -33,7 +34,7 @@ def test_cli_correction_repairs_the_known_format(tmp_path: Path, pg_fresh_dsn: s
     schema_path = tmp_path / "schema.json"
     schema_path.write_text(json.dumps(header_schema()))
     settings = Settings.load(home=tmp_path / "home", db=pg_fresh_dsn, concurrency=1)
-    job = Job(schema=header_schema(), settings=settings, policy=lifecycle.LifecyclePolicy(drift_threshold=10))
+    job = gates_job(schema=header_schema(), settings=settings, policy=lifecycle.LifecyclePolicy(drift_threshold=10))
     originals = write(tmp_path / "in", make_format(FORMAT_SEED), [0, 1])
     drifted = write(tmp_path / "drift", DRIFTED, [10, 11])
     with open_context(settings) as ctx:
@@ -70,7 +71,7 @@ def test_cli_correction_repairs_the_known_format(tmp_path: Path, pg_fresh_dsn: s
 def test_correction_learns_a_layout_never_learned(tmp_path: Path, pg_fresh_dsn: str) -> None:
     settings = Settings.load(home=tmp_path / "home", db=pg_fresh_dsn, concurrency=1)
     schema = load_schema(ROOT / "examples/invoices/schema.json")
-    job = Job(schema=schema, rules=load_rule_pack(ROOT / "examples/invoices/rules"), settings=settings)
+    job = gates_job(schema=schema, rules=load_rule_pack(ROOT / "examples/invoices/rules"), settings=settings)
     docs = write(tmp_path / "drift", DRIFTED, [10, 11])
     with open_context(settings) as ctx:
         row = process_document(docs[0], job, ctx)
@@ -96,7 +97,7 @@ def test_correction_learns_a_layout_never_learned(tmp_path: Path, pg_fresh_dsn: 
 def test_reject_and_accept_and_refused_values(tmp_path: Path, pg_fresh_dsn: str, capsys) -> None:
     settings = Settings.load(home=tmp_path / "home", db=pg_fresh_dsn, concurrency=1)
     policy = lifecycle.LifecyclePolicy(new_format_status="pending_review", pending_may_pass=False)
-    job = Job(schema=header_schema(), settings=settings, policy=policy)
+    job = gates_job(schema=header_schema(), settings=settings, policy=policy)
     docs = write(tmp_path / "in", make_format(FORMAT_SEED), [0, 1, 2])
     with open_context(settings) as ctx:
         rows = run_batch(docs, job, ctx, concurrency=1)

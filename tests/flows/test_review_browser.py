@@ -23,12 +23,12 @@ from extractors.synth.generator import make_format
 from flows import lifecycle
 from flows.batch import collect_sources, ground_truth_sidecar, load_rule_pack, load_schema, run_batch
 from flows.cli import main
-from flows.pipeline import Job, open_context, process_document
+from flows.pipeline import open_context, process_document
 from flows.report import write_report
 from flows.results import ResultsWriter
 from infra import store
 from infra.config import Settings
-from tests.flows.review_fixtures import app_for
+from tests.flows.review_fixtures import app_for, gates_job
 from tests.flows.test_lifecycle import FORMAT_SEED, ROOT, write
 from tests.flows.test_review_actions import DRIFTED, printed_truth
 
@@ -118,8 +118,8 @@ def test_a_reviewer_clears_the_queue_in_the_browser(tmp_path: Path, pg_fresh_dsn
     schema = load_schema(ROOT / "examples/invoices/schema.json")
     rules = load_rule_pack(ROOT / "examples/invoices/rules")
     pending = lifecycle.LifecyclePolicy(new_format_status="pending_review", pending_may_pass=False)
-    batch_job = Job(schema=schema, rules=rules, settings=settings, policy=pending)
-    review_job = Job(schema=schema, rules=rules, settings=settings, policy=lifecycle.LifecyclePolicy())
+    batch_job = gates_job(schema=schema, rules=rules, settings=settings, policy=pending)
+    review_job = gates_job(schema=schema, rules=rules, settings=settings, policy=lifecycle.LifecyclePolicy())
     shots = artifacts()
     with open_context(settings) as ctx:
         rows = run_batch(sources + [unlearned], batch_job, ctx, concurrency=1)
@@ -203,7 +203,7 @@ def test_the_batch_report_opens_offline(tmp_path: Path, pg_fresh_dsn: str) -> No
 
     settings = Settings.load(home=tmp_path / "home", db=pg_fresh_dsn, concurrency=1)
     schema = load_schema(ROOT / "examples/invoices/schema.json")
-    job = Job(schema=schema, rules=load_rule_pack(ROOT / "examples/invoices/rules"), settings=settings)
+    job = gates_job(schema=schema, rules=load_rule_pack(ROOT / "examples/invoices/rules"), settings=settings)
     docs = write(tmp_path / "in", make_format(FORMAT_SEED), [0, 1]) + write(tmp_path / "drift", DRIFTED, [10])
     with open_context(settings) as ctx:
         rows = run_batch(docs, job, ctx, concurrency=1)
