@@ -18,6 +18,7 @@ from flows.cli import main
 from flows.pipeline import open_context
 from flows.report import REPORT_NAME, SCRIPT, STYLE, summarize_rows, write_report
 from flows.results import ResultsWriter, Row
+from flows.review_view import field_states
 from infra.config import Settings
 from tests.flows.review_fixtures import gates_job
 from tests.flows.test_lifecycle import FORMAT_SEED, header_schema, write
@@ -70,7 +71,11 @@ def test_report_of_a_batch(tmp_path: Path, pg_fresh_dsn: str) -> None:
     assert "error/corrupt" in html and "time per stage" in html
     summary = summarize_rows([r.to_json() for r in [*rows, hostile, err]])
     assert dict(summary["statuses"]) == {"passed": 3, "needs_review": 1, "error": 1}
-    assert summary["confidence"]["what"] == "verification score" and summary["confidence"]["n"] == 4
+    confidences = [st for r in rows for st in field_states(r.to_json()).values() if st.get("confidence") is not None]
+    if confidences:                                                 # rows with calibrated per-field confidence
+        assert summary["confidence"]["what"] == "field confidence" and summary["confidence"]["n"] == len(confidences)
+    else:
+        assert summary["confidence"]["what"] == "verification score" and summary["confidence"]["n"] == 4
     assert {t["stage"] for t in summary["timing"]} >= {"parse", "extract", "verify"}
     # Per-field confidence, when the rows carry it, is what the distribution counts.
     with_conf = dict(rows[0].to_json(), fields={"invoice_number": {"value": "1", "confidence": 0.97, "status": "verified"},
