@@ -95,6 +95,15 @@ def _violations_by_field(row: Mapping[str, Any]) -> dict[str, list[dict]]:
     return out
 
 
+def _against(check: Any) -> bool:
+    """A check that speaks against the value: {"check", "outcome": "fail", "detail"}."""
+    return isinstance(check, Mapping) and check.get("outcome") == "fail"
+
+
+def _check_message(check: Mapping[str, Any]) -> str:
+    return f"check {check.get('check')}" + (f": {check['detail']}" if check.get("detail") else "")
+
+
 def field_views(row: Mapping[str, Any], schema: Mapping[str, Any] | None = None,
                 alternatives: Mapping[str, list[dict]] | None = None) -> list[FieldView]:
     record = row.get("record") or {}
@@ -140,8 +149,7 @@ def field_views(row: Mapping[str, Any], schema: Mapping[str, Any] | None = None,
                 seen.add(k)
                 uniq.append(a)
         msgs = [f"{v.get('gate')}/{v.get('rule')}: {v.get('message')}" for v in vs]
-        msgs += [str(c.get("message") if isinstance(c, Mapping) else c) for c in st.get("checks") or []
-                 if not isinstance(c, Mapping) or not c.get("passed", False)]
+        msgs += [_check_message(c) for c in st.get("checks") or [] if _against(c)]
         out.append(FieldView(name, value, status, tone_for(conf, status), conf,
                              p.get("page") if p else None, p.get("bbox") if p else None,
                              str(p.get("anchor") or "") if p else "", str(p.get("text") or "") if p else "",

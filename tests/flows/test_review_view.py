@@ -34,11 +34,13 @@ def test_without_confidence_violations_colour_the_fields() -> None:
 def test_calibrated_confidence_wins_when_present() -> None:
     row = dict(ROW, fields={"invoice_number": {"value": "A-1", "confidence": 0.97, "status": "verified"},
                             "gross_total": {"value": 10.0, "confidence": 0.42, "status": "doubtful",
-                                            "checks": [{"passed": False, "message": "sum differs"}]},
+                                            "checks": [{"check": "sum", "outcome": "fail", "detail": "sum differs"},
+                                                       {"check": "label", "outcome": "pass"}]},
                             "issue_date": {"value": None, "confidence": None, "status": "missing"}})
     views = {v.name: v for v in field_views(row, SCHEMA)}
     assert (views["invoice_number"].tone, views["gross_total"].tone, views["issue_date"].tone) == ("ok", "bad", "missing")
-    assert views["gross_total"].confidence == 0.42 and "sum differs" in views["gross_total"].messages
+    assert views["gross_total"].confidence == 0.42
+    assert [m for m in views["gross_total"].messages if m.startswith("check")] == ["check sum: sum differs"]
     assert doubtful(row) == ["gross_total", "issue_date"]
     kept = dict(ROW, verification={**ROW["verification"], "fields": row["fields"], "doubtful": ["gross_total"]})
     assert doubtful(kept) == ["gross_total"] and field_views(kept, SCHEMA)[2].confidence == 0.42
