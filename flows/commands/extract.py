@@ -25,6 +25,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--schema", required=True, help="JSON Schema of the record to extract")
     p.add_argument("--rules", help="SQL rule pack: a .sql file or a folder of them")
     p.add_argument("--out", help="output folder for results.jsonl (required unless --estimate)")
+    p.add_argument("--report", action="store_true",
+                   help="also write DIR/report.html: the batch summary and every document's pages with its boxes "
+                        "(one self-contained offline page; flows/report.py)")
     add_store_options(p)
     p.add_argument("--model-url", help="URL of a running `docassay model serve` (default: $DOCASSAY_MODEL_URL, "
                                        "else the model runs in-process); used by --generator model, the default")
@@ -88,6 +91,7 @@ def _run(args: argparse.Namespace) -> int:
         print(f"docassay: batch failed: {exc.message}", file=sys.stderr)
         _print_failure(exc.context.get("summary") or {})
         print(f"docassay: results kept in {out / 'results.jsonl'}", file=sys.stderr)
+        _report(args, out)
         return 1
     if not args.quiet:
         counts = ", ".join(f"{k} {v}" for k, v in summary["by_status"].items())
@@ -96,6 +100,7 @@ def _run(args: argparse.Namespace) -> int:
             print(f"  error: {printable(e)}", file=sys.stderr)
         if isinstance(out, Path):
             _print_problems(out / "results.jsonl")
+    _report(args, out)
     return 0
 
 
@@ -110,6 +115,8 @@ class _Remote(str):
 
 
 def _check_inputs(args: argparse.Namespace) -> str | None:
+    if getattr(args, "report", False) and (args.estimate or str(args.out or "").startswith("s3://")):
+        return "--report writes report.html into a local --out folder (not with --estimate or s3://)"
     if args.retry_from and args.paths:
         return "give either PATHs or --retry-from RESULTS, not both"
     if args.retry_from and args.estimate:
@@ -193,3 +200,10 @@ def _print_problems(results: Path) -> None:
         print("documents that did not pass:", file=sys.stderr)
     for line in lines:
         print(line, file=sys.stderr)
+
+
+def _report(args: argparse.Namespace, out) -> None:
+    """--report: report.html beside results.jsonl (a failure to write it is said, not fatal)."""
+    if getattr(args, "report", False):
+        from flows.report import report_for_batch
+        report_for_batch(args, out)

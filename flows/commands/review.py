@@ -1,4 +1,4 @@
-"""`docassay review list|show|accept|correct` — a person looks at documents that did not pass.
+"""`docassay review list|show|accept|correct|reject|serve` — a person looks at documents that did not pass.
 
     list [--status needs_review]      documents waiting for review, each with why it failed
     show SHA                          the record, every failure (gate or rule, field, expected and
@@ -6,7 +6,10 @@
                                       repair tried, and where each value was printed
     accept SHA [--by NAME]            the record is right as extracted
     correct SHA --set FIELD=VALUE...  the record with a person's values (VALUE is JSON when it
-                                      parses as JSON, else a string; --unset FIELD removes one)
+                                      parses as JSON, else a string; --unset FIELD removes one);
+                                      with --schema the format learns from it (flows.review_actions)
+    reject SHA                        the record is not to be used (never golden)
+    serve [--host H] [--port P]       the review station in the browser (flows.review_app)
 
 Accepted and corrected documents become golden references of their format (the bytes kept when
 the document went to review let a proposed version be replayed on them) and count as accepted
@@ -19,14 +22,12 @@ import json
 import sys
 from typing import Any
 
+
 from flows.commands.common import add_store_options, settings_from
 from infra import store
 from infra.db import connect
 from infra.display import printable
 from infra.errors import ConfigError
-
-REVIEWABLE = ("needs_review", "failed", "quota_exceeded", "passed", "repaired")
-
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("review", help="review documents that did not pass: see why, accept or correct them")
@@ -43,18 +44,27 @@ def register(sub: argparse._SubParsersAction) -> None:
     show.add_argument("sha256")
     show.add_argument("--json", action="store_true", help="print the stored outcome as JSON")
     show.set_defaults(run=run_show)
-    for name, helptext in (("accept", "accept the record as extracted"),
-                           ("correct", "correct values; the corrected record becomes a golden reference")):
+    actions = {"accept": ("accept the record as extracted", run_accept),
+               "correct": ("correct values; the corrected record becomes a golden reference and teaches the format",
+                           run_correct),
+               "reject": ("reject the record: it is not used and never becomes a golden reference", run_reject)}
+    for name, (helptext, fn) in actions.items():
         a = rsub.add_parser(name, help=helptext)
         add_store_options(a)
         a.add_argument("sha256")
         a.add_argument("--by", default="reviewer", help="who reviews (recorded)")
         a.add_argument("--note")
-        a.add_argument("--schema", help="target JSON Schema: validates corrections, registers unique values")
+        a.add_argument("--schema", help="target JSON Schema: validates corrections, registers unique values; "
+                                        "with it a correction teaches the format")
+        a.add_argument("--rules", help="SQL rule pack the format's repaired instructions are verified with")
         if name == "correct":
             a.add_argument("--set", dest="sets", action="append", default=[], metavar="FIELD=VALUE")
             a.add_argument("--unset", action="append", default=[], metavar="FIELD")
-        a.set_defaults(run=run_accept if name == "accept" else run_correct)
+            a.add_argument("--no-teach", action="store_true",
+                           help="record the correction only; do not repair or learn the format's instructions")
+        a.set_defaults(run=fn)
+    from flows.review_app.command import register_serve
+    register_serve(rsub)
 
 
 def _document(conn, sha: str) -> dict:
@@ -131,84 +141,61 @@ def run_show(args: argparse.Namespace) -> int:
     return 0
 
 
-def _parse_value(raw: str, current: Any, prop: Any) -> Any:
-    """A --set value: a string for a string field (or one holding a string now), else JSON when it
-    parses as JSON, else the string."""
-    t = prop.get("type") if isinstance(prop, dict) else None
-    if t == "string" or (t is None and isinstance(current, str)):
-        return raw
-    try:
-        return json.loads(raw)
-    except ValueError:
-        return raw
-
-
-def _decide(args: argparse.Namespace, *, action: str, corrections: dict[str, dict] | None) -> int:
-    from flows import lifecycle
+def _session(args: argparse.Namespace):
+    """A review session on the CLI's database: the job when --schema is given (then corrections
+    are validated and teach the format), the format library and the document bytes under --home."""
+    from flows.pipeline import Job, open_context
     settings = settings_from(args)
-    with connect(settings) as conn:
-        doc = _document(conn, args.sha256)
-        if action == "accept" and doc["status"] not in REVIEWABLE:
-            raise ConfigError(f"document {doc['sha256'][:12]} is {doc['status']}: nothing to accept")
-        record = dict(doc.get("record") or {})
-        for f, ch in (corrections or {}).items():
-            if ch["to"] is None:
-                record.pop(f, None)
-            else:
-                record[f] = ch["to"]
-        job = None
-        if args.schema:
-            from flows.batch import load_schema
-            from flows.pipeline import Job
-            from verifiers.context import VerifyContext
-            from verifiers.gates import format as format_gate
-            job = Job(schema=load_schema(args.schema), settings=settings)
-            res = format_gate.check(VerifyContext(schema=job.schema, record=record))
-            if not res.passed:
-                print(f"docassay: the {'corrected ' if corrections else ''}record does not match the schema:",
-                      file=sys.stderr)
-                for v in res.violations:
-                    print(f"  {v.message}", file=sys.stderr)
-                return 2
-        status = "corrected" if action == "correct" else "reviewed"
-        store.set_document_outcome(conn, doc["sha256"], status=status, record=record)
-        store.add_review(conn, doc["sha256"], action=action, reviewer=args.by, corrections=corrections, note=args.note)
-        if job is not None:
-            store.remember_values(conn, schema_key=job.key, sha256=doc["sha256"], format_id=doc["format_id"],
-                                  entries=lifecycle.unique_entries(job, record))
-        golden = ""
-        if doc["format_id"]:
-            lifecycle.add_golden_document(conn, None, doc["format_id"], doc["sha256"], record,
-                                          f"{'corrected' if corrections else 'reviewed'} by {args.by}",
-                                          object_key=doc.get("object_key"), added_by=args.by)
-            golden = f"; golden reference of {doc['format_id']}" + \
-                     ("" if doc.get("object_key") else " (bytes not kept: not replayable)")
-        print(f"{doc['sha256'][:12]}: {status}{golden}")
+    job = None
+    if getattr(args, "schema", None):
+        from flows.batch import load_rule_pack, load_schema
+        job = Job(schema=load_schema(args.schema), rules=load_rule_pack(getattr(args, "rules", None)),
+                  settings=settings)
+    cm = open_context(settings)
+    return cm, job
+
+
+def _run_action(args: argparse.Namespace, act) -> int:
+    from flows.review_actions import Session
+    cm, job = _session(args)
+    with cm as ctx:
+        decision = act(Session(ctx, job))
+    if decision.errors:
+        print(f"docassay: the {'corrected ' if args.review_command == 'correct' else ''}record does not match the schema:",
+              file=sys.stderr)
+        for e in decision.errors:
+            print(f"  {e}", file=sys.stderr)
+        return 2
+    print(decision.summary())
     return 0
 
 
 def run_accept(args: argparse.Namespace) -> int:
-    return _decide(args, action="accept", corrections=None)
+    from flows import review_actions as ra
+    return _run_action(args, lambda s: ra.accept(s, args.sha256, by=args.by, note=args.note))
+
+
+def run_reject(args: argparse.Namespace) -> int:
+    from flows import review_actions as ra
+    return _run_action(args, lambda s: ra.reject(s, args.sha256, by=args.by, note=args.note))
 
 
 def run_correct(args: argparse.Namespace) -> int:
+    from flows import review_actions as ra
     if not args.sets and not args.unset:
         raise ConfigError("give at least one --set FIELD=VALUE or --unset FIELD")
-    with connect(settings_from(args)) as conn:
-        record = _document(conn, args.sha256).get("record") or {}
-    props: dict = {}
-    if args.schema:
-        from flows.batch import load_schema
-        props = load_schema(args.schema).get("properties") or {}
-    corrections: dict[str, dict] = {}
+    sets: dict[str, str] = {}
     for item in args.sets:
-        if "=" not in item:
+        f, sep, raw = item.partition("=")
+        if not sep or not f.strip():
             raise ConfigError(f"--set wants FIELD=VALUE, not {item!r}")
-        f, raw = item.split("=", 1)
-        f = f.strip()
-        if not f:
-            raise ConfigError(f"--set wants FIELD=VALUE, not {item!r}")
-        corrections[f] = {"from": record.get(f), "to": _parse_value(raw, record.get(f), props.get(f))}
-    for f in args.unset:
-        corrections[f] = {"from": record.get(f), "to": None}
-    return _decide(args, action="correct", corrections=corrections)
+        sets[f.strip()] = raw
+
+    def act(s):
+        doc = ra.load_document(s.conn, args.sha256)
+        corrections = ra.corrections_from(doc.get("record") or {}, sets, args.unset, s.job.schema if s.job else None,
+                                          locale=ra.locale_of(s.conn, doc))
+        if not corrections:
+            raise ConfigError("every --set value equals the stored one: nothing to correct")
+        return ra.correct(s, args.sha256, corrections, by=args.by, note=args.note, teach_format=not args.no_teach)
+    return _run_action(args, act)
