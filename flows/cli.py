@@ -31,8 +31,10 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    from infra.db import embedded
     try:
-        return int(args.run(args) or EXIT_OK)
+        with embedded.command_scope():      # an embedded server this command started stops with it
+            return int(args.run(args) or EXIT_OK)
     except ConfigError as exc:
         print(f"docassay: error: {exc.message}", file=sys.stderr)
         return EXIT_USAGE
