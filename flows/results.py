@@ -116,6 +116,7 @@ class ResultsWriter:
         """Drop whatever part of a failed row reached the file (truncating needs no free space)."""
         try:
             os.ftruncate(self._fd, size)
+            os.lseek(self._fd, size, os.SEEK_SET)
             os.fsync(self._fd)
         except OSError:
             pass

@@ -84,6 +84,8 @@ def _run(args: argparse.Namespace) -> int:
         from flows.output import preflight
         preflight(out, overwrite=args.overwrite, replaces=Path(args.retry_from) if args.retry_from else None)
     _refuse_spent_quota(opts)                                  # before Prefect starts: nothing is processed
+    from flows.reaper import guard
+    guard()                                                    # no Prefect server outlives a killed run
     from flows.extract_flow import BatchFailed, run_extract   # Prefect loads only when needed
     try:
         summary = run_extract(args.paths, opts, args.out, quiet=args.quiet, max_error_ratio=args.max_error_ratio,

@@ -340,8 +340,9 @@ def _postmaster_pid(data_dir: Path) -> int | None:
 
 
 def _alive(pid: int) -> bool:
+    """Whether process `pid` lives (a negative pid in postmaster.pid is a standalone backend's)."""
     try:
-        os.kill(pid, 0)
+        os.kill(abs(pid), 0)
     except ProcessLookupError:
         return False
     except PermissionError:
