@@ -16,6 +16,7 @@ and `run_documents` tables, and two Prefect artifacts (a table of every document
 """
 from __future__ import annotations
 
+import logging
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -170,12 +171,27 @@ def run_batch_tasks(sources: list[str], job: Job, out: Path | OutputFolder, *, q
     return BatchOutcome(ordered, summary, results, run_id)
 
 
+class _TypedErrors(logging.Filter):
+    """Drop Prefect's traceback of a docassay error that ends the flow: the CLI reports it itself,
+    in one `docassay:` line (the flow run still ends Failed)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        return not isinstance(exc, DocassayError)
+
+
+_TYPED_ERRORS = _TypedErrors()
+
+
 def run_extract(paths: list[str], opts: JobOptions, out: Path | str, *, quiet: bool = False,
                 max_error_ratio: float | None = None, retry_from: str | Path | None = None,
                 task_runner: str = "threads", overwrite: bool = False) -> dict:
     """Run the flow with `task_runner` (flows.runners: a thread pool of `opts.concurrency` workers
     by default, or Dask); `out` may be `s3://bucket/prefix` (what the CLI calls)."""
     runner = make_task_runner(task_runner, opts.concurrency)
+    for name in ("prefect.flow_runs", "prefect.task_runs"):
+        if _TYPED_ERRORS not in logging.getLogger(name).filters:
+            logging.getLogger(name).addFilter(_TYPED_ERRORS)
     return extract_flow.with_options(task_runner=runner)(
         paths=list(paths), schema_path=str(opts.schema), out=str(out), rules=opts.rules and str(opts.rules),
         home=opts.home and str(opts.home), db=opts.db, generator=opts.generator, concurrency=opts.concurrency,

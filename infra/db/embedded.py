@@ -176,7 +176,7 @@ def status(data_dir: Path) -> ServerStatus:
 
 # -- who stops the server: users and the kept flag ---------------------------------------------------
 
-_scope = threading.local()
+_scope = {"active": 0}                  # commands running in this process (any thread may start the server)
 _users: dict[Path, int] = {}            # data dir -> descriptor holding this process's shared use lock
 _users_lock = threading.Lock()
 
@@ -184,12 +184,16 @@ _users_lock = threading.Lock()
 @contextmanager
 def command_scope() -> Iterator[None]:
     """One CLI command: servers it starts are not kept, and `finish_command` runs at its end."""
-    _scope.active = True
+    with _users_lock:
+        _scope["active"] += 1
     try:
         yield
     finally:
-        _scope.active = False
-        finish_command()
+        with _users_lock:
+            _scope["active"] -= 1
+            last = _scope["active"] == 0
+        if last:
+            finish_command()
 
 
 def finish_command() -> list[Path]:
@@ -233,7 +237,7 @@ def _env_keep() -> bool:
 
 
 def _keep_default() -> bool:
-    return _env_keep() or not getattr(_scope, "active", False)
+    return _env_keep() or not _scope["active"]
 
 
 def _users_path(data_dir: Path) -> Path:
