@@ -38,7 +38,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = str(ROOT / "examples/invoices/schema.json")
 RULES = str(ROOT / "examples/invoices/rules")
 MARK = "DOCASSAY_FAULT_TEST_MARK"
-N_FORMATS, N_DOCS = 4, 3
+N_FORMATS, N_DOCS = 3, 2
 CLI_TIMEOUT_S = 420
 
 
@@ -72,8 +72,8 @@ class Run:
         return self.rc
 
     def kill(self) -> None:
-        """SIGKILL to the command's whole process group, as an OOM killer or `kill -9 -PGID` would;
-        the Prefect server it started runs in the same group unless it escaped."""
+        """SIGKILL to the command alone (`kill -9 PID`, as the OOM killer does): what it started is
+        left for docassay's own watchdog to end."""
         try:
             os.kill(self.proc.pid, signal.SIGKILL)
         except ProcessLookupError:
@@ -193,7 +193,7 @@ def test_killed_mid_batch_then_rerun_loses_duplicates_and_changes_nothing(
     folder, sources = docs
     out, store = tmp / "out", ["--home", str(tmp / "home"), "--db", pg_fresh_dsn]
     run = start_cli(tmp, *extract_args(folder, out, store))
-    wait_until(lambda: partial_rows(out) >= 4, CLI_TIMEOUT_S, "four rows", run)
+    wait_until(lambda: partial_rows(out) >= 3, CLI_TIMEOUT_S, "three rows", run)
     run.kill()
     before = tally(out / ".results.jsonl.partial", sources)
     assert not (out / "results.jsonl").exists(), "an unfinished batch does not pose as a finished one"
@@ -233,7 +233,7 @@ def test_killed_in_place_retry_and_retry_after_a_crash_lose_nothing(
     retry = ["extract", "--retry-from", str(out / "results.jsonl"), "--schema", SCHEMA, "--rules", RULES,
              "--out", str(out), "--quiet", "--generator", "baseline", *store]
     run = start_cli(tmp, *retry)
-    wait_until(lambda: partial_rows(out) >= 3, CLI_TIMEOUT_S, "three rows", run)
+    wait_until(lambda: partial_rows(out) >= 2, CLI_TIMEOUT_S, "two rows", run)
     run.kill()
     assert (out / "results.jsonl").read_bytes() == original, "the file being retried is never cut"
 
@@ -318,7 +318,7 @@ def test_embedded_database_killed_mid_batch(tmp: Path, docs: tuple[Path, list[Pa
     out = tmp / "out"
     try:
         run = start_cli(tmp, *extract_args(folder, out, ["--home", str(home)]))
-        wait_until(lambda: partial_rows(out) >= 3, CLI_TIMEOUT_S, "three rows", run)
+        wait_until(lambda: partial_rows(out) >= 2, CLI_TIMEOUT_S, "two rows", run)
         pid = _postmaster_pid(home / "pg")
         assert pid is not None
         os.kill(pid, signal.SIGKILL)                   # the database dies under the running batch
@@ -349,10 +349,10 @@ def _alive(pid: int) -> bool:
 
 @pytest.fixture
 def tiny_disk(tmp: Path) -> Iterator[Path]:
-    """A 40 KB tmpfs (room for a few rows); skipped where mounting is not allowed."""
+    """A 24 KB tmpfs (room for a few rows); skipped where mounting is not allowed."""
     mnt = tmp / "disk"
     mnt.mkdir()
-    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=40k", "tmpfs", str(mnt)],
+    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=24k", "tmpfs", str(mnt)],
                                            capture_output=True).returncode != 0:
         pytest.skip("mounting a tmpfs needs root")
     try:
