@@ -42,7 +42,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"docassay: {exc.kind}: {exc.message}", file=sys.stderr)
         return getattr(exc, "exit_status", EXIT_FAILED)
     except KeyboardInterrupt:
-        print("docassay: interrupted; rows already written to results.jsonl are kept", file=sys.stderr)
+        print("docassay: interrupted; the rows already written are kept beside results.jsonl: run the same "
+              "command again to resume", file=sys.stderr)
         return 130
 
 

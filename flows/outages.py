@@ -53,6 +53,10 @@ class Outage:
         self.seen = 0                   # documents that met an outage (for the summary)
         self._lock = threading.Lock()
 
+    def met(self) -> None:
+        with self._lock:
+            self.seen += 1
+
     def wait(self, ctx: RunContext) -> bool:
         """Wait (bounded) until a fresh connection answers; False when it did not."""
         deadline = time.monotonic() + (self.policy.poll_s if self.down else self.policy.wait_s)
@@ -98,8 +102,7 @@ def process_with_reconnect(source: str, job: Job, ctx: RunContext, outage: Outag
                 raise
             last = f"{type(exc).__name__}: {exc}"
         if attempt == 1:
-            with outage._lock:
-                outage.seen += 1
+            outage.met()
         if attempt < attempts and not outage.wait(ctx):
             break
     row = Row(source=source)

@@ -14,6 +14,7 @@ from typing import Any
 import psycopg
 
 from infra.db import dump_json, load_json, transact
+from infra.db.dsql import is_dsql_host
 
 __all__ = ["FormatRow", "VersionRow", "HealthRow", "new_format_id", "create_format", "add_version", "active_version",
            "get_format", "list_formats", "list_versions", "get_version", "set_version_meta", "set_format_status", "set_version_status",
@@ -407,7 +408,8 @@ def claim_learning(conn: psycopg.Connection, holder: str, name: str = LEARN_CLAI
     conn.autocommit = True
     conn.execute("INSERT INTO learn_claims (name) VALUES (%s) ON CONFLICT (name) DO NOTHING", (name,))
     conn.autocommit = False
-    conn.execute(f"SET LOCAL lock_timeout = {int(LEARN_CLAIM_TIMEOUT_MS)}")
+    if not is_dsql_host(str(conn.info.host or "")):            # DSQL takes no lock_timeout (nor waits)
+        conn.execute(f"SET LOCAL lock_timeout = {int(LEARN_CLAIM_TIMEOUT_MS)}")
     conn.execute("SELECT name FROM learn_claims WHERE name = %s FOR UPDATE", (name,))
     conn.execute("UPDATE learn_claims SET holder = %s, claimed_at = now(), claims = claims + 1 WHERE name = %s",
                  (holder, name))
