@@ -8,6 +8,10 @@ an `error` row of kind `database` that says so; the batch goes on with the next 
 database stayed away for a whole wait, later documents try once and fail fast instead of each
 waiting again (`Outage.down`), until a connection succeeds.
 
+A local write that fails under a document (the disk holding --home full: the format index, the
+kept document bytes) is not retried: the document ends as an `error` row of kind `storage` with
+the operating system's reason, and the batch goes on.
+
 `run_bookkeeping` does the same for the batch's own writes (runs, run_documents): they are retried,
 and when the database is gone for good the batch still commits its results.jsonl, with a warning.
 """
@@ -76,8 +80,8 @@ class Outage:
 
 def is_outage(exc: BaseException) -> bool:
     """A lost or refused connection (not a bad statement, not a failed migration)."""
-    if isinstance(exc, psycopg.errors.QueryCanceled):      # a statement timeout: the server answered
-        return False
+    if isinstance(exc, (psycopg.errors.QueryCanceled, psycopg.errors.DiskFull)):
+        return False                                        # the server answered: waiting will not help
     if isinstance(exc, (psycopg.OperationalError, psycopg.InterfaceError)):
         return True
     return isinstance(exc, DatabaseError) and not isinstance(exc, MigrationError)
@@ -97,6 +101,11 @@ def process_with_reconnect(source: str, job: Job, ctx: RunContext, outage: Outag
             if not _outage_row(row):
                 return row
             last = row.error["message"] if row.error else ""
+        except OSError as exc:              # a local write under --home failed (disk full, I/O error)
+            row = Row(source=source)
+            row.fail("error", "storage", f"could not write under the docassay home: {exc.strerror or exc}"
+                                         + (f" ({exc.filename})" if exc.filename else ""))
+            return row
         except Exception as exc:            # only outages are caught; anything else propagates
             if not is_outage(exc):
                 raise
