@@ -134,3 +134,18 @@ def test_partial_lines_are_not_rows(tmp_path: Path) -> None:
     p = tmp_path / "r.jsonl"
     p.write_text(json.dumps(_row("a").to_json()) + "\n" + '{"source": "b"')
     assert [r.source for r in read_complete_rows(p)] == ["a"]
+
+
+def test_the_cli_refuses_an_existing_results_file_before_it_starts(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture) -> None:
+    from flows.cli import main
+    schema = str(Path(__file__).resolve().parents[2] / "examples/invoices/schema.json")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "results.jsonl").write_text(json.dumps(_row("a").to_json()) + "\n")
+    (tmp_path / "doc.txt").write_text("Invoice 1")
+    rc = main(["extract", str(tmp_path / "doc.txt"), "--schema", schema, "--out", str(out), "--generator", "baseline",
+               "--home", str(tmp_path / "home"), "--db", "host=/nonexistent dbname=x"])
+    assert rc == 2
+    assert "results.jsonl exists (1 rows); pass --overwrite to replace it" in capsys.readouterr().err
+    assert len(_lines(out / "results.jsonl")) == 1
