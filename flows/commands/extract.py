@@ -41,7 +41,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="report how many documents would need the model and the expected tokens; call nothing")
     p.add_argument("--retry-from", metavar="RESULTS",
                    help="rerun only the documents whose rows in RESULTS (a results.jsonl) ended "
-                        "quota_exceeded, error or needs_review; the other rows are copied")
+                        "quota_exceeded, error or needs_review, and those of a killed run that never got a row; "
+                        "the other rows are copied")
     p.add_argument("--overwrite", action="store_true",
                    help="replace an existing DIR/results.jsonl (without it the run is refused) and do not resume "
                         "the rows a killed run left in DIR")
