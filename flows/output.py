@@ -126,9 +126,12 @@ def preflight(folder: Path, *, overwrite: bool = False, replaces: Path | None = 
     if is_being_written(results):
         raise OutputBusy(f"another docassay run is writing {results}; wait for it to finish or choose another "
                          "--out", path=str(results))
-    probe = OutputFolder(Path(folder), overwrite=overwrite, replaces=replaces)
-    if results.exists() and not overwrite and not probe._is_replaced(results):
+    if results.exists() and not overwrite and not _same_file(replaces, results):
         raise OutputExists(_exists_message(results), path=str(results))
+
+
+def _same_file(a: Path | None, b: Path) -> bool:
+    return a is not None and Path(a).resolve() == b.resolve()
 
 
 def _exists_message(results: Path) -> str:
@@ -163,7 +166,7 @@ class OutputFolder:
                               path=str(self.folder)) from exc
         self._lock()
         try:
-            if self.results.exists() and not self._overwrite and not self._is_replaced(self.results):
+            if self.results.exists() and not self._overwrite and not _same_file(self._replaces, self.results):
                 raise OutputExists(_exists_message(self.results), path=str(self.results))
             left = leftover_of(self.results) if self._resume else None
             self.resumable = left.by_source if left else {}
@@ -172,8 +175,6 @@ class OutputFolder:
             raise
         return self
 
-    def _is_replaced(self, path: Path) -> bool:
-        return self._replaces is not None and Path(self._replaces).resolve() == path.resolve()
 
     def _lock(self) -> None:
         path = lock_path(self.results)

@@ -28,6 +28,7 @@ GRACE_S = 5.0
 _SPARED = ("postgres", "pg_ctl", "initdb")          # the embedded server outlives commands by design
 _guarded = threading.Lock()
 _started = False
+_keep: list[int] = []                               # the pipe's write end, open for this process's life
 
 
 def guard() -> str:
@@ -49,8 +50,6 @@ def guard() -> str:
         _keep.append(write_end)
         return token
 
-
-_keep: list[int] = []
 
 
 def carriers(token: str) -> list[int]:
