@@ -17,9 +17,9 @@ $(BIN)/docassay: pyproject.toml
 
 demo: install
 	$(BIN)/docassay extract examples/invoices/documents --schema examples/invoices/schema.json \
-		--rules examples/invoices/rules --out out/invoices
+		--rules examples/invoices/rules --out out/invoices --overwrite
 	$(BIN)/docassay extract examples/receipts/documents --schema examples/receipts/schema.json \
-		--rules examples/receipts/rules --out out/receipts
+		--rules examples/receipts/rules --out out/receipts --overwrite
 
 test: install
 	$(BIN)/python -m pytest

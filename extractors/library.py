@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import socket
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping
+from typing import Callable, Mapping
 
 import numpy as np
 import psycopg
@@ -46,10 +48,58 @@ class FormatMatch:
     instructions: Instructions
 
 
+class LearnLock:
+    """One new format learned at a time: across this process's threads (a lock) and, given
+    `connect`, across every process on the same database (the claim row of migration 0018, held
+    by a connection of its own; see infra.store.claim_learning). Whoever holds it matches again
+    before learning, so a layout another process has just learned is matched, not learned twice."""
+
+    def __init__(self, connect: Callable[[], psycopg.Connection] | None = None) -> None:
+        self._thread = threading.Lock()
+        self._connect = connect
+        self._conn: psycopg.Connection | None = None
+        self._holder = f"{socket.gethostname()}:{os.getpid()}"
+
+    def __enter__(self) -> "LearnLock":
+        self._thread.acquire()
+        if self._connect is None:
+            return self
+        try:
+            if self._conn is None or self._conn.closed:
+                self._conn = self._connect()
+            store.claim_learning(self._conn, self._holder)
+        except BaseException:
+            self._drop()
+            self._thread.release()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            if self._conn is not None:
+                store.release_learning(self._conn)
+        except psycopg.Error:
+            self._drop()                         # the claim went with the connection
+        finally:
+            self._thread.release()
+
+    def _drop(self) -> None:
+        if self._conn is not None:
+            try:
+                self._conn.close()
+            except psycopg.Error:
+                pass
+        self._conn = None
+
+    def close(self) -> None:
+        with self._thread:
+            self._drop()
+
+
 class FormatLibrary:
-    def __init__(self, index: FormatIndexBase) -> None:
+    def __init__(self, index: FormatIndexBase, *, connect: Callable[[], psycopg.Connection] | None = None) -> None:
         self.index = index
-        self.learn_lock = threading.Lock()       # one new format learned at a time per process
+        self.learn_lock = LearnLock(connect)    # one new format learned at a time, per database with `connect`
 
     @classmethod
     def open(cls, home: Path, index: str | None = None) -> "FormatLibrary":
@@ -62,7 +112,11 @@ class FormatLibrary:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> "FormatLibrary":
-        return cls.open(settings.home, settings.index)
+        """The library of `settings`, its learning claimed in the configured database."""
+        lib = cls.open(settings.home, settings.index)
+        from infra.db import Database
+        lib.learn_lock = LearnLock(lambda: Database.from_settings(settings).connect())
+        return lib
 
     def nearest(self, vector: np.ndarray, key: str) -> tuple[str, float] | None:
         hits = self.index.search(vector, k=1, filter={"schema": key})

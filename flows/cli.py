@@ -31,8 +31,10 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    from infra.db import embedded
     try:
-        return int(args.run(args) or EXIT_OK)
+        with embedded.command_scope():      # an embedded server this command started stops with it
+            return int(args.run(args) or EXIT_OK)
     except ConfigError as exc:
         print(f"docassay: error: {exc.message}", file=sys.stderr)
         return EXIT_USAGE
@@ -40,7 +42,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"docassay: {exc.kind}: {exc.message}", file=sys.stderr)
         return getattr(exc, "exit_status", EXIT_FAILED)
     except KeyboardInterrupt:
-        print("docassay: interrupted; rows already written to results.jsonl are kept", file=sys.stderr)
+        print("docassay: interrupted; the rows already written are kept beside results.jsonl: run the same "
+              "command again to resume", file=sys.stderr)
         return 130
 
 

@@ -114,6 +114,7 @@ class RunContext:
             for c in self._conns:
                 c.close()
             self._conns.clear()
+        self.library.learn_lock.close()          # its claim connection (extractors.library.LearnLock)
 
 
 @contextmanager

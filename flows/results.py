@@ -4,9 +4,11 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import IO, Iterable
+from typing import Iterable
+
+from infra.errors import StorageError
 
 STATUSES = ("passed", "repaired", "needs_review", "failed", "quota_exceeded", "error")
 FAILED_STATUSES = ("failed", "error", "quota_exceeded")
@@ -55,27 +57,74 @@ class Row:
         return d
 
 
+_ROW_FIELDS = frozenset(f.name for f in fields(Row))
+
+
+def row_from_json(d: dict) -> Row:
+    """A results.jsonl row back as a `Row` (unknown keys ignored); ValueError when it is not one."""
+    if not isinstance(d, dict) or not isinstance(d.get("source"), str) or not isinstance(d.get("status"), str):
+        raise ValueError("not a results row (needs 'source' and 'status')")
+    return Row(**{k: v for k, v in d.items() if k in _ROW_FIELDS})
+
+
 def _clean(message: str, limit: int = 500) -> str:
     """Messages end up in terminals and logs: no control characters, bounded length."""
     m = "".join(ch if ch.isprintable() else " " for ch in str(message))
     return m if len(m) <= limit else m[:limit] + "…"
 
 
-class ResultsWriter:
-    """Appends rows to results.jsonl as they finish (flushed and fsynced: nothing accepted is lost)."""
+class ResultsWriteError(StorageError):
+    """A row could not be written (disk full, file too large, I/O error). The file is left as it
+    was before the row: whole lines only."""
+    kind = "storage"
 
-    def __init__(self, path: Path) -> None:
+
+class ResultsWriter:
+    """Appends rows to a results file as they finish, each one fsynced before `write` returns, so
+    nothing accepted is lost. A write that fails (ENOSPC, EFBIG, EIO) is undone: the file is cut
+    back to the end of the previous line and ResultsWriteError is raised, never a half line.
+
+    `append=True` continues an existing file (flows/output.py resumes a killed run that way)."""
+
+    def __init__(self, path: Path, *, append: bool = False) -> None:
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
-        self._f: IO[str] = open(path, "w", encoding="utf-8")
+        flags = os.O_WRONLY | os.O_CREAT | (os.O_APPEND if append else os.O_TRUNC)
+        self._fd: int | None = os.open(path, flags, 0o644)
+        self._size = os.fstat(self._fd).st_size
+        self.written = 0
 
     def write(self, row: Row) -> None:
-        self._f.write(json.dumps(row.to_json(), ensure_ascii=False, default=str) + "\n")
-        self._f.flush()
-        os.fsync(self._f.fileno())
+        if self._fd is None:
+            raise ResultsWriteError(f"{self.path} is closed", path=str(self.path))
+        data = (json.dumps(row.to_json(), ensure_ascii=False, default=str) + "\n").encode("utf-8")
+        start = self._size
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(self._fd, view):]
+            os.fsync(self._fd)
+        except OSError as exc:
+            self._cut_back(start)
+            raise ResultsWriteError(f"could not write the row of {row.source} to {self.path}: "
+                                    f"{exc.strerror or exc}", path=str(self.path), source=row.source,
+                                    errno=exc.errno) from exc
+        self._size = start + len(data)
+        self.written += 1
+
+    def _cut_back(self, size: int) -> None:
+        """Drop whatever part of a failed row reached the file (truncating needs no free space)."""
+        try:
+            os.ftruncate(self._fd, size)
+            os.lseek(self._fd, size, os.SEEK_SET)
+            os.fsync(self._fd)
+        except OSError:
+            pass
 
     def close(self) -> None:
-        self._f.close()
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
 
 
 @dataclass

@@ -7,8 +7,9 @@
 
 Tasks that run in another process cannot share the flow's database connections or format
 library: they build their own once per process (flows/workers.py). The format index is safe for
-several processes (faiss file lock, or S3 Vectors); a new format seen at the same moment by two
-processes may be learned twice (two formats of one layout, both valid).
+several processes (faiss file lock, or S3 Vectors), and learning a new format is claimed in the
+database (extractors.library.LearnLock), so a layout seen at the same moment by two processes is
+learned once (on Aurora DSQL, whose locks do not block, the claim narrows that race only).
 """
 from __future__ import annotations
 

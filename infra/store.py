@@ -14,13 +14,15 @@ from typing import Any
 import psycopg
 
 from infra.db import dump_json, load_json, transact
+from infra.db.dsql import is_dsql_host
 
 __all__ = ["FormatRow", "VersionRow", "HealthRow", "new_format_id", "create_format", "add_version", "active_version",
            "get_format", "list_formats", "list_versions", "get_version", "set_version_meta", "set_format_status", "set_version_status",
            "save_document", "get_document", "list_documents", "set_document_outcome", "count_documents",
            "add_golden", "golden_set", "count_golden", "remove_golden",
            "record_health", "reset_health", "get_health", "remember_values", "find_accepted_values", "forget_values", "first_accepted_at", "previous_accepted",
-           "add_review", "list_reviews", "start_run", "finish_run", "previous_documents"]
+           "add_review", "list_reviews", "start_run", "finish_run", "previous_documents",
+           "claim_learning", "release_learning", "LEARN_CLAIM", "LEARN_CLAIM_TIMEOUT_MS"]
 
 FORMAT_STATUSES = ("pending_review", "active", "archived")
 ACCEPTED_STATUSES = ("passed", "repaired", "reviewed", "corrected")   # a document whose record was accepted
@@ -391,3 +393,32 @@ def start_run(conn: psycopg.Connection, run_id: str) -> None:
 def finish_run(conn: psycopg.Connection, run_id: str, summary: dict) -> None:
     transact(conn, lambda c: c.execute("UPDATE runs SET finished_at = now(), summary = %s WHERE id = %s",
                                        (dump_json(summary), run_id)))
+
+
+# -- learning claims (one new format learned at a time per database) -------------------------------
+
+LEARN_CLAIM = "formats"                  # the one claim row: learning is serialised per database
+LEARN_CLAIM_TIMEOUT_MS = 600_000         # how long a learner waits for another process's claim
+
+
+def claim_learning(conn: psycopg.Connection, holder: str, name: str = LEARN_CLAIM) -> None:
+    """Wait until `conn` holds the learning claim `name`: its row locked in a transaction left open
+    on `conn` (a connection used for nothing else). `release_learning` commits it; a dead holder's
+    connection drops and the server releases the lock."""
+    conn.autocommit = True
+    conn.execute("INSERT INTO learn_claims (name) VALUES (%s) ON CONFLICT (name) DO NOTHING", (name,))
+    conn.autocommit = False
+    if not is_dsql_host(str(conn.info.host or "")):            # DSQL takes no lock_timeout (nor waits)
+        conn.execute(f"SET LOCAL lock_timeout = {int(LEARN_CLAIM_TIMEOUT_MS)}")
+    conn.execute("SELECT name FROM learn_claims WHERE name = %s FOR UPDATE", (name,))
+    conn.execute("UPDATE learn_claims SET holder = %s, claimed_at = now(), claims = claims + 1 WHERE name = %s",
+                 (holder, name))
+
+
+def release_learning(conn: psycopg.Connection) -> None:
+    """Commit (and so release) the claim `conn` holds; the connection goes back to autocommit."""
+    try:
+        conn.commit()
+    finally:
+        if not conn.closed:
+            conn.autocommit = True

@@ -2,9 +2,10 @@
 
 Each module has `register(subparsers)` which adds its parser and sets `run=func(args) -> int`.
 """
-from flows.commands import deploy, extract, formats, model, quota, review, synth
+from flows.commands import db, deploy, extract, formats, model, quota, review, synth
 
 REGISTRY = {
+    "db": db,
     "deploy": deploy,
     "extract": extract,
     "formats": formats,

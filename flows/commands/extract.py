@@ -2,6 +2,9 @@
 
     --estimate            how many documents need the model and how many tokens, without calling it
     --retry-from RESULTS  rerun only the rows of RESULTS that ended quota_exceeded, error or needs_review
+                          (and the inputs of a killed run that never got a row)
+    --overwrite           replace an existing DIR/results.jsonl (refused otherwise) and start afresh
+                          instead of resuming the rows a killed run left in DIR
     --project / --user    whose daily token quotas the model calls are charged to (infra/quota.py)
 """
 from __future__ import annotations
@@ -44,7 +47,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="report how many documents would need the model and the expected tokens; call nothing")
     p.add_argument("--retry-from", metavar="RESULTS",
                    help="rerun only the documents whose rows in RESULTS (a results.jsonl) ended "
-                        "quota_exceeded, error or needs_review; the other rows are copied")
+                        "quota_exceeded, error or needs_review, and those of a killed run that never got a row; "
+                        "the other rows are copied")
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace an existing DIR/results.jsonl (without it the run is refused) and do not resume "
+                        "the rows a killed run left in DIR")
     p.add_argument("--project", help="project charged for model tokens (default: $DOCASSAY_QUOTA_PROJECT or 'default')")
     p.add_argument("--user", help="user charged for model tokens (default: $DOCASSAY_QUOTA_USER or the login name)")
     p.add_argument("--parser", choices=("local", "textract"), default="local",
@@ -80,13 +87,18 @@ def _run(args: argparse.Namespace) -> int:
                       follow_links=args.follow_links)
     if args.estimate:
         return _estimate(args, opts)
+    out = _out_location(args.out)
+    if isinstance(out, Path):                                  # busy or existing output: refused at once
+        from flows.output import preflight
+        preflight(out, overwrite=args.overwrite, replaces=Path(args.retry_from) if args.retry_from else None)
     _refuse_spent_quota(opts)                                  # before Prefect starts: nothing is processed
     _refuse_unsandboxed_rules(opts)
+    from flows.reaper import guard
+    guard()                                                    # no Prefect server outlives a killed run
     from flows.extract_flow import BatchFailed, run_extract   # Prefect loads only when needed
-    out = _out_location(args.out)
     try:
         summary = run_extract(args.paths, opts, args.out, quiet=args.quiet, max_error_ratio=args.max_error_ratio,
-                              retry_from=args.retry_from, task_runner=args.task_runner)
+                              retry_from=args.retry_from, task_runner=args.task_runner, overwrite=args.overwrite)
     except BatchFailed as exc:
         print(f"docassay: batch failed: {exc.message}", file=sys.stderr)
         _print_failure(exc.context.get("summary") or {})

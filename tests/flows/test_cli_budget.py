@@ -229,6 +229,6 @@ def test_max_error_ratio_fails_after_persisting_everything(tmp_path: Path, pg_fr
     table, flow_run = _latest_artifact("docassay-documents")
     assert len(table) == 8 and flow_run.state.is_failed(), "the Prefect flow run fails too"
     # At or under the ratio the same batch succeeds.
-    rc, _, err = _cli(capsys, "extract", str(folder), "--schema", SCHEMA, "--out", str(out),
+    rc, _, err = _cli(capsys, "extract", str(folder), "--schema", SCHEMA, "--out", str(out), "--overwrite",
                       "--max-error-ratio", "0.875", "--quiet", *store)
     assert rc == 0, err
