@@ -19,6 +19,7 @@ import time
 import uuid
 from dataclasses import dataclass
 from decimal import Decimal
+from functools import lru_cache
 from typing import Any, Mapping, Sequence
 
 import psycopg
@@ -29,7 +30,7 @@ from rules.errors import RuleError
 from rules.loader import Rule, Severity, check_statement
 from rules.relations import MAX_PARAMS, BoundRelations, Coercion, RelationSchema, bind_record, relation_schema, wrap_rule
 
-__all__ = ["Violation", "RuleResult", "run_rules", "DEFAULT_MAX_VIOLATIONS"]
+__all__ = ["Violation", "RuleResult", "run_rules", "check_rules", "DEFAULT_MAX_VIOLATIONS"]
 
 JSONValue = Any      # None | bool | int | float | str | list | dict, as json.dumps accepts
 DEFAULT_MAX_VIOLATIONS = 100
@@ -118,8 +119,8 @@ def _run_one(conn: psycopg.Connection, bound: BoundRelations, rule: Rule,
     def failed(error: str) -> RuleResult:
         return RuleResult(rule.name, rule.severity, False, error=error, coercions=bound.coercions)
 
-    try:   # rules built in code skip the loader: check them here too
-        rule_sql = check_statement(rule.sql, file=rule.source_file, line=rule.line, rule=rule.name)
+    try:   # rules built in code skip the loader: check them here too (once per rule and process)
+        rule_sql = _checked_sql(rule)
     except RuleError as exc:
         return failed(f"invalid rule: {exc.reason}")
     if conn.closed:
@@ -145,6 +146,34 @@ def _run_one(conn: psycopg.Connection, bound: BoundRelations, rule: Rule,
     violations = tuple(_violation(rule, names, row) for row in rows[:max_violations])
     return RuleResult(rule.name, rule.severity, passed=not violations, violations=violations,
                       truncated=truncated, coercions=bound.coercions)
+
+
+@lru_cache(maxsize=1024)
+def _checked_sql(rule: Rule) -> str:
+    """`check_statement` of the rule: the tokeniser runs once per rule, not once per record."""
+    return check_statement(rule.sql, file=rule.source_file, line=rule.line, rule=rule.name)
+
+
+def check_rules(conn: psycopg.Connection, schema: Mapping[str, Any] | RelationSchema,
+                rules: Sequence[Rule]) -> None:
+    """Before any document is read: every rule, wrapped over the schema's relations as it will run
+    (one `doc` row of NULLs, empty arrays), is planned by the server (`EXPLAIN`, nothing runs).
+    Raises RuleError (file:line) naming the first rule with a syntax error, an unknown column or
+    relation, or a type error; SchemaMappingError when the schema has no relations."""
+    rs = schema if isinstance(schema, RelationSchema) else relation_schema(schema)
+    bound = bind_record(rs, {})
+    for rule in rules:
+        rule_sql = _checked_sql(rule)
+        query = sql.SQL("EXPLAIN ") + wrap_rule(bound, rule_sql)
+        try:
+            with conn.transaction():
+                conn.execute("SET TRANSACTION READ ONLY")
+                conn.execute(query, bound.params)
+                raise psycopg.Rollback()
+        except psycopg.Error as exc:
+            raise RuleError(f"rule {rule.name!r} does not run against the schema's relations "
+                            f"({', '.join(r.name for r in (rs.doc, *rs.arrays))}): {_pg_message(exc)}",
+                            file=rule.source_file, line=rule.line, rule=rule.name) from exc
 
 
 def _column_names(description: Any) -> list[str]:

@@ -46,6 +46,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--index", help="format index: s3vectors://bucket/index (default: faiss under --home)")
     p.add_argument("--task-runner", default="threads",
                    help="threads (default), dask, dask:N (local cluster of N processes) or tcp://scheduler:port")
+    p.add_argument("--orchestrator", choices=("auto", "local", "prefect"), default=None,
+                   help="auto (default, $DOCASSAY_ORCHESTRATOR): a Prefect flow run when a Prefect server is "
+                        "configured (PREFECT_API_URL) or the task runner is Dask, else a thread pool in this "
+                        "process with no server; prefect: always a flow run (Prefect starts a temporary server "
+                        "when none is configured)")
     p.set_defaults(run=run)
 
 
@@ -54,6 +59,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    """Usage errors first, in this order and before anything starts (exit 2): flags, inputs, the
+    schema, the rule pack (parsed, then every rule planned against the schema's relations on the
+    database). Then the batch, under SIGTERM/SIGINT handling (flows/signals.py)."""
     if args.max_error_ratio is not None and not 0.0 <= args.max_error_ratio <= 1.0:
         print("docassay: error: --max-error-ratio must be between 0 and 1", file=sys.stderr)
         return 2
@@ -64,21 +72,33 @@ def _run(args: argparse.Namespace) -> int:
     if usage_error:
         print(f"docassay: error: {usage_error}", file=sys.stderr)
         return 2
-    from flows.prefect_env import quiet_prefect
-    quiet_prefect()                                            # before Prefect is imported
+    from flows.orchestration import choose
     from flows.jobs import JobOptions
+    from rules.errors import RulesError
 
+    orchestrator = choose(args.orchestrator, args.task_runner)
     opts = JobOptions(schema=args.schema, rules=args.rules, home=args.home, db=args.db,
                       generator=args.generator, concurrency=args.concurrency, project=args.project, user=args.user,
                       model_url=args.model_url, parser=args.parser, index=args.index)
-    if args.estimate:
-        return _estimate(args, opts)
-    _refuse_spent_quota(opts)                                  # before Prefect starts: nothing is processed
-    from flows.extract_flow import BatchFailed, run_extract   # Prefect loads only when needed
-    out = _out_location(args.out)
     try:
-        summary = run_extract(args.paths, opts, args.out, quiet=args.quiet, max_error_ratio=args.max_error_ratio,
-                              retry_from=args.retry_from, task_runner=args.task_runner)
+        job = _preflight(opts, check_quota=not args.estimate)  # schema, rules, quota: before anything is read
+    except RulesError as exc:
+        print(f"docassay: error: {exc.message}", file=sys.stderr)
+        return 2
+    if args.estimate:
+        return _estimate(args, job)
+    from flows.extract_batch import BatchFailed, BatchInterrupted
+    from flows.signals import StopRequest, exit_status, hard_exit, stop_on_signals
+    out = _out_location(args.out)
+    stop = StopRequest()
+    try:
+        with stop_on_signals(stop):
+            summary = _run_batch(args, opts, job, orchestrator, stop)
+    except BatchInterrupted as exc:
+        print(f"docassay: {exc.message}", file=sys.stderr)
+        if exc.context.get("abandoned"):
+            print(f"docassay: not finished: {', '.join(exc.context['abandoned'])}", file=sys.stderr)
+        hard_exit(exit_status(stop.signum))                    # abandoned threads must not hold the exit up
     except BatchFailed as exc:
         print(f"docassay: batch failed: {exc.message}", file=sys.stderr)
         _print_failure(exc.context.get("summary") or {})
@@ -92,6 +112,19 @@ def _run(args: argparse.Namespace) -> int:
         if isinstance(out, Path):
             _print_problems(out / "results.jsonl")
     return 0
+
+
+def _run_batch(args: argparse.Namespace, opts, job, orchestrator: str, stop) -> dict:
+    if orchestrator == "local":
+        from flows.extract_batch import ThreadDispatch, extract_batch
+        return extract_batch(args.paths, opts, args.out, dispatch=ThreadDispatch(args.concurrency), quiet=args.quiet,
+                             max_error_ratio=args.max_error_ratio, retry_from=args.retry_from, stop=stop, job=job)
+    _close_budget(job)                                         # the flow builds its own job
+    from flows.prefect_env import quiet_prefect
+    quiet_prefect(quiet=args.quiet)                            # before Prefect is imported
+    from flows.extract_flow import run_extract                # Prefect loads only when needed
+    return run_extract(args.paths, opts, args.out, quiet=args.quiet, max_error_ratio=args.max_error_ratio,
+                       retry_from=args.retry_from, task_runner=args.task_runner, stop=stop)
 
 
 def _out_location(out: str) -> "Path | _Remote":
@@ -113,35 +146,54 @@ def _check_inputs(args: argparse.Namespace) -> str | None:
         return "no input: give PATHs (files or folders) or --retry-from RESULTS"
     if not args.out and not args.estimate:
         return "--out DIR is required (except with --estimate)"
+    missing = [p for p in args.paths if not p.startswith("s3://") and not Path(p).exists()]
+    if missing:
+        return f"input not found: {', '.join(missing)}"
+    if args.retry_from and not Path(args.retry_from).is_file():
+        return f"--retry-from: no such results file: {args.retry_from}"
+    if not Path(args.schema).is_file():
+        return f"--schema: no such file: {args.schema}"
+    if args.rules and not Path(args.rules).exists():
+        return f"--rules: no such file or folder: {args.rules}"
     return None
 
 
-def _refuse_spent_quota(opts) -> None:
-    """Raise QuotaExceeded (exit 1, clear message) when the job's generator is metered and a quota
-    that applies is already spent; the flow checks again, this only spares starting Prefect."""
-    from flows.jobs import build_job
-    job = build_job(opts)
-    if job.budget is not None:
-        try:
-            job.budget.check()
-        finally:
-            job.budget.close()
-
-
-def _estimate(args: argparse.Namespace, opts) -> int:
-    from flows.batch import collect_sources, ground_truth_sidecar
-    from flows.estimate import estimate_batch
+def _preflight(opts, *, check_quota: bool = True):
+    """The job, once its schema and rule pack were read, every rule was planned against the schema's
+    relations on the database (rules.check_rules), and a spent quota refused the batch (exit 1,
+    nothing is read). ConfigError (bad schema) and RulesError (bad rule) are usage errors."""
     from flows.jobs import build_job
     from flows.pipeline import open_context
-
+    from rules import check_rules
     job = build_job(opts)
+    try:
+        if job.rules:
+            with open_context(job.settings) as ctx:
+                check_rules(ctx.conn, job.schema, job.rules)
+        if check_quota and job.budget is not None:
+            job.budget.check()
+    except BaseException:
+        _close_budget(job)
+        raise
+    return job
+
+
+def _close_budget(job) -> None:
+    if job.budget is not None:
+        job.budget.close()
+
+
+def _estimate(args: argparse.Namespace, job) -> int:
+    from flows.batch import collect_sources, ground_truth_sidecar
+    from flows.estimate import estimate_batch
+    from flows.pipeline import open_context
+
     try:
         sources = collect_sources(args.paths, skip=ground_truth_sidecar)
         with open_context(job.settings) as ctx:
             est = estimate_batch(sources, job, ctx, concurrency=args.concurrency)
     finally:
-        if job.budget is not None:
-            job.budget.close()
+        _close_budget(job)
     print(json.dumps(est.to_json(), ensure_ascii=False))
     if not args.quiet:
         for line in est.summary_lines():

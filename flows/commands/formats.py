@@ -19,10 +19,11 @@ import json
 import sys
 from pathlib import Path
 
-from flows.commands.common import add_store_options, settings_from
-from infra import store
-from infra.db import connect
+from flows.commands.common import add_store_options, connect, lazy_module, settings_from
 from infra.errors import ConfigError
+
+store = lazy_module("infra.store")   # the database layer loads when a sub-command runs, not for --help
+FORMAT_STATUSES = ("pending_review", "active", "archived")   # = infra.store.FORMAT_STATUSES (a test pins it)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -31,7 +32,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     fsub.required = True
     ls = fsub.add_parser("list", help="formats with status, versions, golden set and health")
     add_store_options(ls)
-    ls.add_argument("--status", choices=store.FORMAT_STATUSES)
+    ls.add_argument("--status", choices=FORMAT_STATUSES)
     ls.set_defaults(run=run_list)
     show = fsub.add_parser("show", help="a format's instructions (latest active version, or --version), "
                                         "its versions, golden documents and health")

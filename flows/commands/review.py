@@ -19,10 +19,10 @@ import json
 import sys
 from typing import Any
 
-from flows.commands.common import add_store_options, settings_from
-from infra import store
-from infra.db import connect
+from flows.commands.common import add_store_options, connect, lazy_module, settings_from
 from infra.errors import ConfigError
+
+store = lazy_module("infra.store")   # the database layer loads when a sub-command runs, not for --help
 
 REVIEWABLE = ("needs_review", "failed", "quota_exceeded", "passed", "repaired")
 
