@@ -33,6 +33,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     ls = fsub.add_parser("list", help="formats with status, versions, golden set and health")
     add_store_options(ls)
     ls.add_argument("--status", choices=FORMAT_STATUSES)
+    ls.add_argument("--json", action="store_true", help="one JSON array of formats instead of lines")
     ls.set_defaults(run=run_list)
     show = fsub.add_parser("show", help="a format's instructions (latest active version, or --version), "
                                         "its versions, golden documents and health")
@@ -78,15 +79,24 @@ def _versions_or_fail(conn, format_id: str):
 def run_list(args: argparse.Namespace) -> int:
     with connect(settings_from(args)) as conn:
         rows = store.list_formats(conn, args.status)
+        listing = []
         for f in rows:
             versions = store.list_versions(conn, f.id)
             active = next((v.version for v in reversed(versions) if v.status == "active"), None)
             health = store.get_health(conn, f.id)
+            golden = store.count_golden(conn, f.id)
+            if getattr(args, "json", False):
+                listing.append({"id": f.id, "status": f.status, "versions": len(versions), "active_version": active,
+                                "golden": golden, "consecutive_failures": health.consecutive_failures if health else 0,
+                                "source": f.meta.get("source"), "created_at": f.created_at.isoformat()})
+                continue
             drift = f" failing={health.consecutive_failures}" if health and health.consecutive_failures else ""
             print(f"{f.id}  {f.status:<14}  versions={len(versions)} active={active} "
-                  f"golden={store.count_golden(conn, f.id)}{drift}  {f.meta.get('source', '')}  "
+                  f"golden={golden}{drift}  {f.meta.get('source', '')}  "
                   f"{f.created_at:%Y-%m-%d %H:%M}")
-        if not rows:
+        if getattr(args, "json", False):
+            print(json.dumps(listing, ensure_ascii=False))
+        elif not rows:
             print("no formats yet")
     return 0
 

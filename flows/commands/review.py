@@ -36,6 +36,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     ls.add_argument("--status", default="needs_review", help="document status to list (default needs_review)")
     ls.add_argument("--format", dest="format_id")
     ls.add_argument("--limit", type=int, default=50)
+    ls.add_argument("--json", action="store_true", help="one JSON array of documents instead of lines")
     ls.set_defaults(run=run_list)
     show = rsub.add_parser("show", help="a document's record, failures with expected/actual/alternatives, repairs")
     add_store_options(show)
@@ -76,6 +77,11 @@ def run_list(args: argparse.Namespace) -> int:
     with connect(settings_from(args)) as conn:
         rows = store.list_documents(conn, status=args.status, format_id=args.format_id, limit=args.limit,
                                     with_verification=True)
+        if getattr(args, "json", False):
+            print(json.dumps([{"sha256": d["sha256"], "status": d["status"], "format_id": d["format_id"],
+                               "source": d["source"], "reasons": _reasons(d["verification"])} for d in rows],
+                             ensure_ascii=False, default=str))
+            return 0
         for d in rows:
             print(f"{d['sha256'][:12]}  {d['status']:<12}  {d['format_id'] or '-':<16}  "
                   f"{'; '.join(_reasons(d['verification'])) or '-'}  {d['source']}")
