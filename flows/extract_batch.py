@@ -6,12 +6,18 @@ How documents are spread is a `Dispatch`: `ThreadDispatch` (a thread pool in thi
 Prefect) or the Prefect tasks of `flows/extract_flow.py`. The same rows, database records and exit
 statuses come out of both; only a Prefect run also leaves task runs and artifacts on its server.
 
+Drift (a known format failing `drift_threshold` replays in a row) is queued during the batch and
+proposed after the last document (`flows.pipeline.propose_queued_drift`, one proposal per format;
+`DOCASSAY_DRIFT_DEFERRED=0` proposes on the failing document's path, as `process_document` alone
+does); the outcomes are in the run's database record.
+
 A stop request (`flows.signals.StopRequest`: SIGTERM, SIGINT) ends the batch early: no new document
 starts, the documents in flight get `STOP_GRACE_S` to finish, every finished row is kept in
 results.jsonl and the database, and `BatchInterrupted` says how far it got.
 """
 from __future__ import annotations
 
+import sys
 import uuid
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
@@ -20,7 +26,7 @@ from typing import Callable, Iterator, Protocol
 
 from flows.batch import collect_sources, ground_truth_sidecar
 from flows.jobs import JobOptions, build_job
-from flows.pipeline import Job, RunContext, open_context, process_document
+from flows.pipeline import DriftQueue, Job, RunContext, open_context, process_document, propose_queued_drift
 from flows.progress import Progress
 from flows.results import ResultsWriter, Row, Summary, summarize
 from flows.results_store import is_remote, local_dir, publish
@@ -159,6 +165,8 @@ def run_documents(sources: list[str], job: Job, out: Path, *, dispatch: Dispatch
         for row in kept:
             writer.write(row)
         with open_context(job.settings) as ctx:
+            if job.policy.drift_deferred:
+                ctx.drift = DriftQueue()
             store.start_run(ctx.conn, run_id)
             for i, row in dispatch.run(sources, job, ctx, stop):
                 rows[i] = row
@@ -169,6 +177,15 @@ def run_documents(sources: list[str], job: Job, out: Path, *, dispatch: Dispatch
             meta = {**summary.to_json(), "out": str(out)}
             if stop.is_set():
                 meta["interrupted"] = {"signal": stop.name, "of": len(sources)}
+            elif ctx.drift is not None and len(ctx.drift):
+                drift = propose_queued_drift(job, ctx)
+                meta["drift"] = [o.to_json() for o in drift]
+                if not quiet:
+                    for o in drift:
+                        print(f"drift: format {o.format_id}: {o.outcome}"
+                              + (f" (version {o.version})" if o.version else "")
+                              + (f" ({o.new_format_id})" if o.new_format_id else "")
+                              + f", from {o.source}", file=sys.stderr)
             store.finish_run(ctx.conn, run_id, meta)
             record_run_documents(ctx.conn, run_id, ordered)
             if artifacts is not None:
