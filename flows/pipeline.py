@@ -188,9 +188,13 @@ def process_document(source: str, job: Job, ctx: RunContext, *, data: bytes | No
             with timer.stage("read"):
                 if data is None:
                     data = read_source(source, job.settings.limits.max_bytes)
-            row.sha256 = Document.hash_bytes(data)
             with timer.stage("parse"):
-                document = parse(source, data, settings=job.settings)
+                try:
+                    document = parse(source, data, settings=job.settings)
+                except ParseError:
+                    row.sha256 = Document.hash_bytes(data)     # an error row still names its bytes
+                    raise
+            row.sha256 = document.sha256                       # hashed once, by the parser
         else:
             row.sha256 = document.sha256
         row.pages = len(document.pages)
