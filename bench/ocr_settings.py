@@ -5,7 +5,9 @@ line boxes of the dev receipts that have a scan.
 
 Each setting (`det_max_side:use_cls`, see extractors.parsers.ocr.OcrSettings) runs in a fresh
 process over the same images: the engine is loaded first (timed apart), then each image is read
-by `ocr_words` as the pipeline reads it. Peak RSS is the process's. Accuracy, per ground-truth
+by `ocr_words` as the pipeline reads it: wall seconds and CPU seconds (user + system, all threads;
+on a shared machine the CPU time is the steadier figure: on two idle cores the wall time is at
+least half of it). Peak RSS is the process's. Accuracy, per ground-truth
 line (text + quadrilateral, `receipts/<id>.ocr.json`): the OCR words whose centre lies in the
 line's box (grown by a quarter of its height), in reading order, joined with spaces, against the
 line's text:
@@ -20,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -86,9 +89,10 @@ t = time.perf_counter(); ocr._get_engine("rapidocr"); load_s = time.perf_counter
 out = []
 for image, _ in items:
     img = Image.open(image); img.load(); img = img.convert("RGB")
-    t = time.perf_counter()
+    t, c = time.perf_counter(), resource.getrusage(resource.RUSAGE_SELF)
     words = ocr.ocr_words(img)
-    out.append({"s": time.perf_counter() - t, "words": [(w.text, w.bbox.x0, w.bbox.y0, w.bbox.x1, w.bbox.y1) for w in words]})
+    c2 = resource.getrusage(resource.RUSAGE_SELF)
+    out.append({"s": time.perf_counter() - t, "cpu_s": (c2.ru_utime - c.ru_utime) + (c2.ru_stime - c.ru_stime), "words": [(w.text, w.bbox.x0, w.bbox.y0, w.bbox.x1, w.bbox.y1) for w in words]})
 print(json.dumps({"load_s": load_s, "images": out, "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 """
 
@@ -103,8 +107,10 @@ def run_setting(det: int, cls: bool, items: list[tuple[str, Path, Path]], thread
     scores = [score_lines(json.loads(o.read_text())["lines"], [tuple(w) for w in r["words"]])
               for (_, _, o), r in zip(items, res["images"])]
     secs = [r["s"] for r in res["images"]]
+    cpu = [r["cpu_s"] for r in res["images"]]
     return {"det_max_side": det, "use_cls": cls, "images": len(items), "load_s": res["load_s"],
-            "median_s": statistics.median(secs), "max_s": max(secs), "peak_rss_mb": res["rss_mb"],
+            "median_s": statistics.median(secs), "max_s": max(secs), "median_cpu_s": statistics.median(cpu),
+            "peak_rss_mb": res["rss_mb"], "load_avg": os.getloadavg()[0],
             "char_acc": statistics.mean(s["char_acc"] for s in scores),
             "word_acc": statistics.mean(s["word_acc"] for s in scores),
             "line_hit": statistics.mean(s["line_hit"] for s in scores)}
@@ -128,10 +134,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         t = time.perf_counter()
         results.append(run_setting(int(det), cls == "1", items, args.threads))
         print(f"{spec}: {time.perf_counter() - t:.1f} s", file=sys.stderr)
-    print(md_table(["det max side", "cls", "images", "median s/image", "max s", "peak RSS MB", "char acc",
-                    "word acc", "line hit"],
+    print(md_table(["det max side", "cls", "images", "median s/image", "max s", "median CPU s/image", "load",
+                    "peak RSS MB", "char acc", "word acc", "line hit"],
                    [[r["det_max_side"], "on" if r["use_cls"] else "off", r["images"], f"{r['median_s']:.2f}",
-                     f"{r['max_s']:.2f}", f"{r['peak_rss_mb']:.0f}", f"{r['char_acc']:.3f}", f"{r['word_acc']:.3f}",
+                     f"{r['max_s']:.2f}", f"{r['median_cpu_s']:.2f}", f"{r['load_avg']:.1f}", f"{r['peak_rss_mb']:.0f}", f"{r['char_acc']:.3f}", f"{r['word_acc']:.3f}",
                      f"{r['line_hit']:.3f}"] for r in results]))
     if args.out:
         args.out.write_text(json.dumps({"split": args.split, "results": results}, indent=2))

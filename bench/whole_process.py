@@ -39,7 +39,10 @@ from typing import Sequence
 from bench.tables import md_table
 
 ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_DATA = Path(os.environ.get("DOCASSAY_DEV_DATA") or ROOT.parent / "shared" / "data")
+DEFAULT_DATA = Path(os.environ.get("DOCASSAY_DEV_DATA")
+                    or next((p for p in (ROOT.parent / "shared" / "data", ROOT.parent.parent / "shared" / "data")
+                             if p.is_dir()), ROOT.parent / "shared" / "data"))
+"""The dev data: $DOCASSAY_DEV_DATA, else `../shared/data` from a checkout (or from a worktree one level deeper)."""
 SCHEMA = ROOT / "examples" / "invoices" / "schema.json"
 RULES = ROOT / "examples" / "invoices" / "rules"
 I2D_BIN = ROOT / "bench" / ".venv-i2d" / "bin" / "invoice2data"
