@@ -30,6 +30,9 @@ BLANK_LEVEL = 200           # grey value (0 black .. 255 white) that counts as p
 # Text detection runs on the image scaled so that its longer side is at most this many pixels.
 # (RapidOCR's default instead scales the *shorter* side up to 736 px, which makes a wide, short
 # image - a cropped line, a banner, a small page - 2-5x larger and detection that much slower.)
+# Measured (bench/ocr_settings.py, BENCHMARKS.md issue 15): rapidocr-onnxruntime 1.3 ignores the
+# number for limit_type "max" and picks 960 / 1500 / 2000 by the image's longer side, so changing
+# it changes nothing; recognition, not detection, takes most of a receipt's time.
 DET_MAX_SIDE = 2000
 
 
