@@ -39,8 +39,9 @@ from infra.errors import DocassayError
 __all__ = ["BatchFailed", "BatchInterrupted", "BatchOutcome", "Dispatch", "ThreadDispatch", "STOP_GRACE_S",
            "POLL_S", "check_error_ratio", "extract_batch", "run_documents"]
 
-STOP_GRACE_S = 10.0
-"""After a stop request, how long the documents in flight may take to finish before they are abandoned."""
+STOP_GRACE_S = 5.0
+"""After a stop request, how long the documents in flight may take to finish before they are abandoned
+(well inside the 10 s a container runtime waits between SIGTERM and SIGKILL)."""
 POLL_S = 0.2
 """How often the batch looks at the stop request while it waits for documents."""
 

@@ -88,3 +88,30 @@ def test_a_stop_request_ends_the_local_batch_early(documents: Path, tmp_path: Pa
     assert exc.value.context["done"] == 1 and exc.value.context["signal"] == signal.SIGTERM
     rows = _rows(tmp_path / "out/results.jsonl")
     assert len(rows) == 1 and Row(**{k: v for k, v in rows[0].items() if k in Row.__dataclass_fields__})
+
+
+@pytest.mark.slow
+def test_sigint_during_ocr_of_a_scan_exits_130_without_aborting(tmp_path: Path, pg_fresh_dsn: str) -> None:
+    """The document in flight is an OCR call in native code: it is abandoned after the grace period
+    and the process exits 130, not 134 (`terminate called without an active exception`)."""
+    scans = tmp_path / "scans"
+    assert main(["synth", "--out", str(scans), "--kind", "receipt", "--formats", "2", "--docs", "2",
+                 "--render", "png"]) == 0
+    images = sorted(scans.rglob("*.png"))
+    assert images
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop("PREFECT_API_URL", None)
+    proc = subprocess.Popen([sys.executable, "-m", "flows.cli", "extract", *map(str, images), "--schema",
+                             str(ROOT / "examples/receipts/schema.json"), "--out", str(tmp_path / "out"),
+                             "--home", str(tmp_path / "home"), "--db", pg_fresh_dsn, "--generator", "baseline",
+                             "--concurrency", "1", "--quiet"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT)
+    deadline = time.monotonic() + WAIT_S
+    while not (tmp_path / "out/results.jsonl").exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(1.0)                     # the first image is being read (model loading or OCR)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=WAIT_S)
+    assert proc.returncode == 130, err
+    assert "terminate called" not in err and "Traceback" not in err
+    assert len(_rows(tmp_path / "out/results.jsonl")) < len(images)
