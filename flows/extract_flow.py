@@ -18,10 +18,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
-from prefect import flow, task
-from prefect.cache_policies import NO_CACHE
-from prefect.context import FlowRunContext
-from prefect.futures import wait
+from flows.prefect_env import quiet_prefect
+
+quiet_prefect()          # before Prefect is imported: it reads its settings (start-up timeout, log levels) once
+
+from prefect import flow, task  # noqa: E402
+from prefect.cache_policies import NO_CACHE  # noqa: E402
+from prefect.context import FlowRunContext  # noqa: E402
+from prefect.futures import wait  # noqa: E402
 
 from flows.extract_batch import (POLL_S, STOP_GRACE_S, BatchFailed, BatchInterrupted, BatchOutcome,
                                  check_error_ratio, extract_batch)
