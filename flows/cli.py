@@ -17,10 +17,24 @@ from infra.errors import ConfigError, DocassayError
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
+def version() -> str:
+    """The installed distribution's version (the source tree's pyproject.toml when not installed)."""
+    from importlib import metadata
+    try:
+        return metadata.version("docassay")
+    except metadata.PackageNotFoundError:
+        import re
+        from pathlib import Path
+        text = (Path(__file__).resolve().parents[1] / "pyproject.toml").read_text("utf-8")
+        m = re.search(r'^version\s*=\s*"([^"]+)"', text, re.MULTILINE)
+        return m.group(1) if m else "unknown"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="docassay",
         description="Verifier-gated document extraction: verified, traceable JSON records from documents.")
+    parser.add_argument("--version", action="version", version=f"docassay {version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     for name, module in REGISTRY.items():

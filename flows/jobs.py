@@ -2,9 +2,10 @@
 from __future__ import annotations
 
 import os
+import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from extractors.instructions.generator import Scorer
 from flows.batch import load_rule_pack, load_schema
@@ -14,9 +15,40 @@ from infra.errors import ConfigError
 from infra.quota import QuotaBudget, is_metered
 
 
-def _model_scorer() -> Scorer:
+def _load_model_scorer() -> Scorer:
     from extractors.instructions.model_scorer import model_scorer   # the MoE model, loaded once
     return model_scorer()
+
+
+class LazyModelScorer:
+    """The in-process model scorer, loaded (torch imported, weights read) by the first document that
+    needs it: a batch of known formats never pays for it. Metered like the model (`tokens`)."""
+
+    def __init__(self, load: Callable[[], Scorer] = _load_model_scorer) -> None:
+        self._load = load
+        self._scorer: Scorer | None = None
+        self._lock = threading.Lock()
+
+    def _get(self) -> Any:
+        with self._lock:
+            if self._scorer is None:
+                self._scorer = self._load()
+            return self._scorer
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._get()(*args, **kwargs)
+
+    def tokens(self, *args: Any, **kwargs: Any) -> Any:
+        return self._get().tokens(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self._get(), name)
+
+
+def _model_scorer() -> Scorer:
+    return LazyModelScorer()
 
 
 DEFAULT_GENERATOR = "model"

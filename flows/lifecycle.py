@@ -58,6 +58,7 @@ class LifecyclePolicy:
     pending_may_pass: bool = True              # may a pending_review format's documents pass?
     auto_promote_after: int = 0                # promote a pending format after N accepted documents (0: never)
     drift_threshold: int = 2                   # consecutive failed replays before a new version is proposed
+    drift_deferred: bool = True                # in a batch: propose after the batch, not on the failing document's path
     golden_max: int = 5                        # documents kept automatically per golden set (reviewed: always)
     history: bool = True                       # stale-value checks against accepted documents
 

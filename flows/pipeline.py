@@ -49,7 +49,8 @@ from verifiers.history import DbHistory, History
 from verifiers.result import Verification
 from verifiers.settings import VerifySettings
 
-__all__ = ["Job", "RunContext", "process_document", "open_context"]
+__all__ = ["Job", "RunContext", "process_document", "open_context", "DriftQueue", "DriftOutcome",
+           "propose_queued_drift"]
 
 
 @dataclass
@@ -98,6 +99,7 @@ class RunContext:
         self._local = threading.local()
         self._conns: list[psycopg.Connection] = []
         self._lock = threading.Lock()
+        self.drift: DriftQueue | None = None       # set by a batch: drift is proposed after it, not inline
 
     @property
     def conn(self) -> psycopg.Connection:
@@ -187,9 +189,13 @@ def process_document(source: str, job: Job, ctx: RunContext, *, data: bytes | No
             with timer.stage("read"):
                 if data is None:
                     data = read_source(source, job.settings.limits.max_bytes, follow_links=job.settings.follow_links)
-            row.sha256 = Document.hash_bytes(data)
             with timer.stage("parse"):
-                document = parse(source, data, settings=job.settings)
+                try:
+                    document = parse(source, data, settings=job.settings)
+                except ParseError:
+                    row.sha256 = Document.hash_bytes(data)     # an error row still names its bytes
+                    raise
+            row.sha256 = document.sha256                       # hashed once, by the parser
         else:
             row.sha256 = document.sha256
         row.pages = len(document.pages)
@@ -301,7 +307,9 @@ def _replay(known: FormatMatch, d: _Doc, job: Job, ctx: RunContext, row: Row, ti
         return None
     other_sender = _sender_changed(verdict)
     failures = 0 if other_sender else store.record_health(ctx.conn, known.format_id, ok=False)
-    if job.repair and not other_sender and failures >= job.policy.drift_threshold:
+    if job.repair and not other_sender and failures >= job.policy.drift_threshold and ctx.drift is not None:
+        ctx.drift.put(known, d, row.source, failures)   # proposed after the batch (propose_queued_drift)
+    elif job.repair and not other_sender and failures >= job.policy.drift_threshold:
         with timer.stage("drift"):
             if _propose_from_drift(known, d, job, ctx, row, timer, check, failures):
                 return None
@@ -412,6 +420,79 @@ def _propose_from_drift(known: FormatMatch, d: _Doc, job: Job, ctx: RunContext, 
             lifecycle.propose_version(job, ctx.conn, _objects(ctx, job), known.format_id, refused_ins,
                                       produced_by=produced_by, reason="drift", source=d.doc.sha256, current=current)
         return False
+
+
+class DriftQueue:
+    """Drift seen during a batch, proposed after it (`propose_queued_drift`) instead of on the
+    failing document's own path: generating, fixing and replaying the golden set of a new version
+    takes seconds, and every later failure of the same format would pay it again. One entry per
+    format: its latest failing document (the document, its index and how many failures in a row)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._items: dict[str, tuple[FormatMatch, _Doc, str, int]] = {}
+
+    def put(self, known: FormatMatch, d: _Doc, source: str, failures: int) -> None:
+        with self._lock:
+            self._items[known.format_id] = (known, d, source, failures)
+
+    def take(self) -> list[tuple[FormatMatch, _Doc, str, int]]:
+        with self._lock:
+            items = list(self._items.values())
+            self._items.clear()
+        return items
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._items)
+
+
+@dataclass
+class DriftOutcome:
+    """What became of one queued drift: `new_version` (the reference gate accepted it), `new_format`
+    (the document's own instructions verify but would break the format's golden documents: another
+    layout, learned as a format of its own), `refused`, or `quota_exceeded`."""
+    format_id: str
+    source: str
+    outcome: str
+    version: int | None = None
+    new_format_id: str | None = None
+    ms: float = 0.0
+
+    def to_json(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if v is not None}
+
+
+def propose_queued_drift(job: Job, ctx: RunContext) -> list[DriftOutcome]:
+    """Propose a new version for every format in `ctx.drift` from its latest failing document, as
+    the inline path does (merged candidates first, the reference gate decides). The documents'
+    rows are final already (they read as the version they were matched with); what is proposed
+    serves the next documents. Never raises for one format: a failure is that format's outcome."""
+    if ctx.drift is None:
+        return []
+    out: list[DriftOutcome] = []
+    for known, d, source, failures in ctx.drift.take():
+        t0 = time.perf_counter()
+        scratch, timer = Row(source=source), _Timer()
+        d.history = _history(job, ctx, d, known.format_id)
+        d.format_status = known.status
+        check = _verifier(job, ctx, d)
+        try:
+            if _propose_from_drift(known, d, job, ctx, scratch, timer, check, failures):
+                o = DriftOutcome(known.format_id, source, "new_version", version=scratch.format.get("version"))
+            elif d.generated is None:
+                o = DriftOutcome(known.format_id, source, "quota_exceeded")
+            elif d.generated.verdict.passed and d.generated.instructions is not None:
+                with ctx.library.learn_lock:
+                    _learn(d, job, ctx, scratch, timer, check, known.similarity, None)
+                o = DriftOutcome(known.format_id, source, "new_format", new_format_id=scratch.format.get("id"))
+            else:
+                o = DriftOutcome(known.format_id, source, "refused")
+        except (DocassayError, psycopg.Error) as exc:
+            o = DriftOutcome(known.format_id, source, f"error: {exc}")
+        o.ms = round((time.perf_counter() - t0) * 1000, 1)
+        out.append(o)
+    return out
 
 
 def _learn(d: _Doc, job: Job, ctx: RunContext, row: Row, timer: _Timer, check: VerifyFn, best_sim: float,

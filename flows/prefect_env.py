@@ -12,6 +12,14 @@ DEFAULTS = {
 }
 
 
-def quiet_prefect() -> None:
-    for k, v in DEFAULTS.items():
+QUIET = {
+    "PREFECT_LOGGING_LEVEL": "ERROR",
+    "PREFECT_SERVER_LOGGING_LEVEL": "ERROR",
+    "PREFECT_LOGGING_TO_API_ENABLED": "false",   # no log shipping to flush at exit
+}
+"""`--quiet`: only errors reach the terminal."""
+
+
+def quiet_prefect(*, quiet: bool = False) -> None:
+    for k, v in {**DEFAULTS, **(QUIET if quiet else {})}.items():
         os.environ.setdefault(k, v)

@@ -69,3 +69,21 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if {"pg_dsn", "pg_fresh_dsn"} & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.pg)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Stop the temporary API servers Prefect started in this process (tests that run a Prefect
+    flow without PREFECT_API_URL), while the session's streams are still open: left to Prefect's
+    atexit hook they outlived the test run (issue 15: no Prefect process left after the suite)."""
+    import sys
+    server_mod = sys.modules.get("prefect.server.api.server")
+    if server_mod is None:
+        return
+    for server in list(getattr(server_mod.SubprocessASGIServer, "_instances", {}).values()):
+        proc = getattr(server, "server_process", None)
+        try:
+            server.stop()
+        finally:
+            if proc is not None and proc.poll() is None:
+                proc.kill()
+                proc.wait()

@@ -10,6 +10,7 @@ image that was passed in.
 """
 from __future__ import annotations
 
+import os
 import re
 import threading
 from dataclasses import dataclass
@@ -22,14 +23,45 @@ from infra.errors import ConfigError
 if TYPE_CHECKING:
     from PIL.Image import Image
 
-__all__ = ["OcrLine", "recognize", "ocr_words", "is_blank", "SUPPORTED_ENGINES"]
+__all__ = ["OcrLine", "OcrSettings", "recognize", "ocr_words", "is_blank", "SUPPORTED_ENGINES"]
 
 SUPPORTED_ENGINES = ("rapidocr",)
 BLANK_LEVEL = 200           # grey value (0 black .. 255 white) that counts as printed
 # Text detection runs on the image scaled so that its longer side is at most this many pixels.
 # (RapidOCR's default instead scales the *shorter* side up to 736 px, which makes a wide, short
 # image - a cropped line, a banner, a small page - 2-5x larger and detection that much slower.)
+# Measured (bench/ocr_settings.py, BENCHMARKS.md issue 15): rapidocr-onnxruntime 1.3 ignores the
+# number for limit_type "max" and picks 960 / 1500 / 2000 by the image's longer side, so changing
+# it changes nothing; recognition, not detection, takes most of a receipt's time.
 DET_MAX_SIDE = 2000
+
+
+@dataclass(frozen=True)
+class OcrSettings:
+    """How the engine is built (read once, when it is first needed). Environment overrides:
+    `DOCASSAY_OCR_DET_MAX_SIDE` (pixels), `DOCASSAY_OCR_USE_CLS` (0/1: the 180-degree line
+    classifier), `DOCASSAY_OCR_THREADS` (onnxruntime intra-op threads; 0: onnxruntime's default,
+    every core). `bench/ocr_settings.py` measures them (time, memory, accuracy on SROIE lines)."""
+    det_max_side: int = DET_MAX_SIDE
+    use_cls: bool = True
+    threads: int = 0
+
+    @classmethod
+    def from_env(cls) -> "OcrSettings":
+        env = os.environ
+        try:
+            return cls(det_max_side=int(env.get("DOCASSAY_OCR_DET_MAX_SIDE", cls.det_max_side)),
+                       use_cls=env.get("DOCASSAY_OCR_USE_CLS", "1").strip().lower() not in ("0", "false", "no"),
+                       threads=int(env.get("DOCASSAY_OCR_THREADS", cls.threads)))
+        except ValueError as exc:
+            raise ConfigError(f"bad OCR setting in the environment: {exc}", setting="ocr") from exc
+
+    def engine_kwargs(self) -> dict:
+        kw: dict = {"det_limit_type": "max", "det_limit_side_len": self.det_max_side, "use_cls": self.use_cls}
+        if self.threads > 0:
+            kw["intra_op_num_threads"] = self.threads
+        return kw
+
 
 _lock = threading.Lock()
 _engine: object | None = None
@@ -50,7 +82,7 @@ def _get_engine(name: str) -> object:
                           setting="ocr_engine")
     if _engine is None:
         from rapidocr_onnxruntime import RapidOCR       # heavy import: only when OCR is needed
-        _engine = RapidOCR(det_limit_type="max", det_limit_side_len=DET_MAX_SIDE)
+        _engine = RapidOCR(**OcrSettings.from_env().engine_kwargs())
     return _engine
 
 

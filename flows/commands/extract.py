@@ -38,11 +38,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="how instructions for new formats are written: the MoE model (default; on the server of "
                         "--model-url if given, else in-process) or the baseline (label similarity, no model tokens)")
     p.add_argument("--concurrency", type=int, default=2, help="documents processed at once (default 2)")
-    p.add_argument("--follow-links", action="store_true",
-                   help="read files and folders behind symbolic links (default: a link ends as a `not_a_file` row)")
     p.add_argument("--max-error-ratio", type=float, default=None,
                    help="fail (exit 1) when more than this share of documents end failed/error/quota_exceeded")
     p.add_argument("--quiet", action="store_true", help="no progress output")
+    p.add_argument("--follow-links", action="store_true",
+                   help="read files and folders behind symbolic links (default: a link ends as a `not_a_file` row)")
     p.add_argument("--estimate", action="store_true",
                    help="report how many documents would need the model and the expected tokens; call nothing")
     p.add_argument("--retry-from", metavar="RESULTS",
@@ -59,6 +59,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--index", help="format index: s3vectors://bucket/index (default: faiss under --home)")
     p.add_argument("--task-runner", default="threads",
                    help="threads (default), dask, dask:N (local cluster of N processes) or tcp://scheduler:port")
+    p.add_argument("--orchestrator", choices=("auto", "local", "prefect"), default=None,
+                   help="auto (default, $DOCASSAY_ORCHESTRATOR): a Prefect flow run when a Prefect server is "
+                        "configured (PREFECT_API_URL) or the task runner is Dask, else a thread pool in this "
+                        "process with no server; prefect: always a flow run (Prefect starts a temporary server "
+                        "when none is configured)")
     p.set_defaults(run=run)
 
 
@@ -67,6 +72,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    """Usage errors first, in this order and before anything starts (exit 2): flags, inputs, the
+    schema, the rule pack (parsed, then every rule planned against the schema's relations on the
+    database). Then the batch, under SIGTERM/SIGINT handling (flows/signals.py)."""
     if args.max_error_ratio is not None and not 0.0 <= args.max_error_ratio <= 1.0:
         print("docassay: error: --max-error-ratio must be between 0 and 1", file=sys.stderr)
         return 2
@@ -77,28 +85,38 @@ def _run(args: argparse.Namespace) -> int:
     if usage_error:
         print(f"docassay: error: {usage_error}", file=sys.stderr)
         return 2
-    from flows.prefect_env import quiet_prefect
-    quiet_prefect()                                            # before Prefect is imported
+    from flows.orchestration import choose
     from flows.jobs import JobOptions
+    from rules.errors import RulesError
 
+    orchestrator = choose(args.orchestrator, args.task_runner)
     opts = JobOptions(schema=args.schema, rules=args.rules, home=args.home, db=args.db,
                       generator=args.generator, concurrency=args.concurrency, project=args.project, user=args.user,
                       model_url=args.model_url, parser=args.parser, index=args.index,
                       follow_links=args.follow_links)
-    if args.estimate:
-        return _estimate(args, opts)
-    out = _out_location(args.out)
-    if isinstance(out, Path):                                  # busy or existing output: refused at once
+    out = _out_location(args.out) if args.out else None
+    if isinstance(out, Path) and not args.estimate:            # busy or existing output: refused at once
         from flows.output import preflight
         preflight(out, overwrite=args.overwrite, replaces=Path(args.retry_from) if args.retry_from else None)
-    _refuse_spent_quota(opts)                                  # before Prefect starts: nothing is processed
-    _refuse_unsandboxed_rules(opts)
-    from flows.reaper import guard
-    guard()                                                    # no Prefect server outlives a killed run
-    from flows.extract_flow import BatchFailed, run_extract   # Prefect loads only when needed
     try:
-        summary = run_extract(args.paths, opts, args.out, quiet=args.quiet, max_error_ratio=args.max_error_ratio,
-                              retry_from=args.retry_from, task_runner=args.task_runner, overwrite=args.overwrite)
+        job = _preflight(opts, check_quota=not args.estimate)  # schema, rules, quota: before anything is read
+    except RulesError as exc:
+        print(f"docassay: error: {exc.message}", file=sys.stderr)
+        return 2
+    if args.estimate:
+        return _estimate(args, job)
+    from flows.extract_batch import BatchFailed, BatchInterrupted
+    from flows.signals import StopRequest, exit_status, hard_exit, stop_on_signals
+    assert out is not None                                     # _check_inputs: --out is required here
+    stop = StopRequest()
+    try:
+        with stop_on_signals(stop):
+            summary = _run_batch(args, opts, job, orchestrator, stop)
+    except BatchInterrupted as exc:
+        print(f"docassay: {exc.message}", file=sys.stderr)
+        if exc.context.get("abandoned"):
+            print(f"docassay: not finished: {', '.join(exc.context['abandoned'])}", file=sys.stderr)
+        hard_exit(exit_status(stop.signum))                    # abandoned threads must not hold the exit up
     except BatchFailed as exc:
         print(f"docassay: batch failed: {exc.message}", file=sys.stderr)
         _print_failure(exc.context.get("summary") or {})
@@ -116,6 +134,22 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _run_batch(args: argparse.Namespace, opts, job, orchestrator: str, stop) -> dict:
+    if orchestrator == "local":
+        from flows.extract_batch import ThreadDispatch, extract_batch
+        return extract_batch(args.paths, opts, args.out, dispatch=ThreadDispatch(args.concurrency), quiet=args.quiet,
+                             max_error_ratio=args.max_error_ratio, retry_from=args.retry_from, stop=stop, job=job,
+                             overwrite=args.overwrite)
+    _close_budget(job)                                         # the flow builds its own job
+    from flows.reaper import guard
+    guard()                                                    # no Prefect server outlives a killed run
+    from flows.prefect_env import quiet_prefect
+    quiet_prefect(quiet=args.quiet)                            # before Prefect is imported
+    from flows.extract_flow import run_extract                # Prefect loads only when needed
+    return run_extract(args.paths, opts, args.out, quiet=args.quiet, max_error_ratio=args.max_error_ratio,
+                       retry_from=args.retry_from, task_runner=args.task_runner, stop=stop, overwrite=args.overwrite)
+
+
 def _out_location(out: str) -> "Path | _Remote":
     """The --out location, printable as `out / 'results.jsonl'` for a folder or an s3:// prefix."""
     return _Remote(out) if out.startswith("s3://") else Path(out)
@@ -127,8 +161,6 @@ class _Remote(str):
 
 
 def _check_inputs(args: argparse.Namespace) -> str | None:
-    if getattr(args, "report", False) and (args.estimate or str(args.out or "").startswith("s3://")):
-        return "--report writes report.html into a local --out folder (not with --estimate or s3://)"
     if args.retry_from and args.paths:
         return "give either PATHs or --retry-from RESULTS, not both"
     if args.retry_from and args.estimate:
@@ -137,50 +169,57 @@ def _check_inputs(args: argparse.Namespace) -> str | None:
         return "no input: give PATHs (files or folders) or --retry-from RESULTS"
     if not args.out and not args.estimate:
         return "--out DIR is required (except with --estimate)"
+    missing = [p for p in args.paths if not p.startswith("s3://") and not Path(p).exists()]
+    if missing:
+        return f"input not found: {', '.join(missing)}"
+    if args.retry_from and not Path(args.retry_from).is_file():
+        return f"--retry-from: no such results file: {args.retry_from}"
+    if not Path(args.schema).is_file():
+        return f"--schema: no such file: {args.schema}"
+    if args.rules and not Path(args.rules).exists():
+        return f"--rules: no such file or folder: {args.rules}"
+    if getattr(args, "report", False) and (args.estimate or str(args.out or "").startswith("s3://")):
+        return "--report writes report.html into a local --out folder (not with --estimate or s3://)"
     return None
 
 
-def _refuse_unsandboxed_rules(opts) -> None:
-    """Raise SandboxUnavailable (exit 2, with the SQL an administrator must run) when a rule pack
-    is given and the database cannot run it sandboxed (rules/sandbox.py); the runner checks again."""
-    if not opts.rules:
-        return
-    from infra.config import Settings
-    from infra.db import Database
-    from rules.sandbox import ensure_sandbox
-    settings = Settings.load(home=opts.home, db=opts.db)
-    if settings.rule_sandbox == "off":
-        return
-    with Database.from_settings(settings, migrate=False).connect() as conn:
-        ensure_sandbox(conn)
-
-
-def _refuse_spent_quota(opts) -> None:
-    """Raise QuotaExceeded (exit 1, clear message) when the job's generator is metered and a quota
-    that applies is already spent; the flow checks again, this only spares starting Prefect."""
-    from flows.jobs import build_job
-    job = build_job(opts)
-    if job.budget is not None:
-        try:
-            job.budget.check()
-        finally:
-            job.budget.close()
-
-
-def _estimate(args: argparse.Namespace, opts) -> int:
-    from flows.batch import collect_sources, ground_truth_sidecar
-    from flows.estimate import estimate_batch
+def _preflight(opts, *, check_quota: bool = True):
+    """The job, once its schema and rule pack were read, every rule was planned against the schema's
+    relations on the database (rules.check_rules), and a spent quota refused the batch (exit 1,
+    nothing is read). ConfigError (bad schema) and RulesError (bad rule) are usage errors."""
     from flows.jobs import build_job
     from flows.pipeline import open_context
-
+    from rules import check_rules
     job = build_job(opts)
+    try:
+        if job.rules:
+            with open_context(job.settings) as ctx:
+                check_rules(ctx.conn, job.schema, job.rules, sandbox=job.settings.rule_sandbox != "off",
+                            timeout_ms=job.settings.rule_timeout_ms)
+        if check_quota and job.budget is not None:
+            job.budget.check()
+    except BaseException:
+        _close_budget(job)
+        raise
+    return job
+
+
+def _close_budget(job) -> None:
+    if job.budget is not None:
+        job.budget.close()
+
+
+def _estimate(args: argparse.Namespace, job) -> int:
+    from flows.batch import collect_sources, ground_truth_sidecar
+    from flows.estimate import estimate_batch
+    from flows.pipeline import open_context
+
     try:
         sources = collect_sources(args.paths, skip=ground_truth_sidecar, follow_links=job.settings.follow_links)
         with open_context(job.settings) as ctx:
             est = estimate_batch(sources, job, ctx, concurrency=args.concurrency)
     finally:
-        if job.budget is not None:
-            job.budget.close()
+        _close_budget(job)
     print(json.dumps(est.to_json(), ensure_ascii=False))
     if not args.quiet:
         for line in est.summary_lines():

@@ -19,11 +19,12 @@ import json
 import sys
 from pathlib import Path
 
-from flows.commands.common import add_store_options, settings_from
-from infra import store
-from infra.db import connect
+from flows.commands.common import add_store_options, connect, lazy_module, settings_from
 from infra.display import printable
 from infra.errors import ConfigError
+
+store = lazy_module("infra.store")   # the database layer loads when a sub-command runs, not for --help
+FORMAT_STATUSES = ("pending_review", "active", "archived")   # = infra.store.FORMAT_STATUSES (a test pins it)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -32,7 +33,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     fsub.required = True
     ls = fsub.add_parser("list", help="formats with status, versions, golden set and health")
     add_store_options(ls)
-    ls.add_argument("--status", choices=store.FORMAT_STATUSES)
+    ls.add_argument("--status", choices=FORMAT_STATUSES)
+    ls.add_argument("--json", action="store_true", help="one JSON array of formats instead of lines")
     ls.set_defaults(run=run_list)
     show = fsub.add_parser("show", help="a format's instructions (latest active version, or --version), "
                                         "its versions, golden documents and health")
@@ -78,15 +80,24 @@ def _versions_or_fail(conn, format_id: str):
 def run_list(args: argparse.Namespace) -> int:
     with connect(settings_from(args)) as conn:
         rows = store.list_formats(conn, args.status)
+        listing = []
         for f in rows:
             versions = store.list_versions(conn, f.id)
             active = next((v.version for v in reversed(versions) if v.status == "active"), None)
             health = store.get_health(conn, f.id)
+            golden = store.count_golden(conn, f.id)
+            if getattr(args, "json", False):
+                listing.append({"id": f.id, "status": f.status, "versions": len(versions), "active_version": active,
+                                "golden": golden, "consecutive_failures": health.consecutive_failures if health else 0,
+                                "source": f.meta.get("source"), "created_at": f.created_at.isoformat()})
+                continue
             drift = f" failing={health.consecutive_failures}" if health and health.consecutive_failures else ""
             print(f"{f.id}  {f.status:<14}  versions={len(versions)} active={active} "
-                  f"golden={store.count_golden(conn, f.id)}{drift}  {printable(f.meta.get('source', ''))}  "
+                  f"golden={golden}{drift}  {printable(f.meta.get('source', ''))}  "
                   f"{f.created_at:%Y-%m-%d %H:%M}")
-        if not rows:
+        if getattr(args, "json", False):
+            print(json.dumps(listing, ensure_ascii=False))
+        elif not rows:
             print("no formats yet")
     return 0
 

@@ -36,7 +36,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 # -- train ------------------------------------------------------------------------------------------
 
 def _add_train(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--out", type=Path, default=DEFAULT_WEIGHTS, help=f"weights file (default {DEFAULT_WEIGHTS})")
+    p.add_argument("--out", type=Path, default=None,
+                   help=f"weights file to write (required unless --force: the shipped weights are {DEFAULT_WEIGHTS})")
+    p.add_argument("--force", action="store_true",
+                   help="without --out, overwrite the shipped weights (infra/model/weights/moe.pt)")
     p.add_argument("--seed", type=int, default=0, help="seeds the data, the initialisation and the batches")
     p.add_argument("--schedule", choices=("switch", "token", "dense"), default="switch",
                    help="switch: token choice, then expert choice with shrinking capacity (LocMoE+); "
@@ -74,7 +77,21 @@ def _add_train(p: argparse.ArgumentParser) -> None:
     p.add_argument("--log", type=Path, help="also write the epoch log as JSON here")
 
 
+def train_target(out: Path | None, force: bool) -> Path | None:
+    """Where `model train` writes: `--out` when given; the shipped weights only with `--force`;
+    None (a usage error) otherwise: training never replaces the shipped weights by default."""
+    if out is not None:
+        return out
+    return DEFAULT_WEIGHTS if force else None
+
+
 def _run_train(args: argparse.Namespace) -> int:
+    target = train_target(args.out, args.force)
+    if target is None:
+        print(f"docassay: error: model train needs --out FILE (or --force to overwrite the shipped weights "
+              f"{DEFAULT_WEIGHTS})", file=sys.stderr)
+        return 2
+    args.out = target
     import torch
 
     from infra.model.checkpoint import save

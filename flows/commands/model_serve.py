@@ -75,7 +75,7 @@ def _run_serve(args: argparse.Namespace) -> int:
 
 def _add_scale(p: argparse.ArgumentParser) -> None:
     p.add_argument("ranks", type=int, metavar="K", help="active ranks wanted")
-    p.add_argument("--url", default=None, help="server URL (default $DOCASSAY_MODEL_URL, else http://127.0.0.1:8765)")
+    add_model_url(p)
     p.add_argument("--token", help="admin token (default $DOCASSAY_ADMIN_TOKEN, else the server's token file)")
     p.add_argument("--token-file", type=Path)
     p.add_argument("--no-wait", action="store_true", help="return once the scale is queued")
@@ -96,10 +96,18 @@ def _run_scale(args: argparse.Namespace) -> int:
     return 0
 
 
+def add_model_url(p: argparse.ArgumentParser) -> None:
+    """`--model-url`, the one spelling on every command (`extract`, `model scale`, `model status`);
+    `--url` stays accepted, hidden from the help."""
+    p.add_argument("--model-url", dest="url", default=None,
+                   help="URL of the model server (default $DOCASSAY_MODEL_URL, else http://127.0.0.1:8765)")
+    p.add_argument("--url", dest="url", help=argparse.SUPPRESS)
+
+
 # -- status -----------------------------------------------------------------------------------------
 
 def _add_status(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--url", default=None, help="server URL (default $DOCASSAY_MODEL_URL, else http://127.0.0.1:8765)")
+    add_model_url(p)
     p.add_argument("--json", action="store_true", help="the full status as JSON")
 
 

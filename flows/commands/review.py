@@ -22,12 +22,12 @@ import json
 import sys
 from typing import Any
 
-
-from flows.commands.common import add_store_options, settings_from
-from infra import store
-from infra.db import connect
+from flows.commands.common import add_store_options, connect, lazy_module, settings_from
 from infra.display import printable
 from infra.errors import ConfigError
+
+store = lazy_module("infra.store")   # the database layer loads when a sub-command runs, not for --help
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("review", help="review documents that did not pass: see why, accept or correct them")
@@ -38,6 +38,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     ls.add_argument("--status", default="needs_review", help="document status to list (default needs_review)")
     ls.add_argument("--format", dest="format_id")
     ls.add_argument("--limit", type=int, default=50)
+    ls.add_argument("--json", action="store_true", help="one JSON array of documents instead of lines")
     ls.set_defaults(run=run_list)
     show = rsub.add_parser("show", help="a document's record, failures with expected/actual/alternatives, repairs")
     add_store_options(show)
@@ -87,6 +88,11 @@ def run_list(args: argparse.Namespace) -> int:
     with connect(settings_from(args)) as conn:
         rows = store.list_documents(conn, status=args.status, format_id=args.format_id, limit=args.limit,
                                     with_verification=True)
+        if getattr(args, "json", False):
+            print(json.dumps([{"sha256": d["sha256"], "status": d["status"], "format_id": d["format_id"],
+                               "source": d["source"], "reasons": _reasons(d["verification"])} for d in rows],
+                             ensure_ascii=False, default=str))
+            return 0
         for d in rows:
             print(f"{d['sha256'][:12]}  {d['status']:<12}  {d['format_id'] or '-':<16}  "
                   f"{printable('; '.join(_reasons(d['verification'])) or '-')}  {printable(d['source'])}")

@@ -30,8 +30,11 @@ RULES = str(ROOT / "examples/invoices/rules")
 
 @pytest.fixture(scope="module", autouse=True)
 def prefect_home() -> Iterator[None]:
-    """Prefect's ephemeral API keeps its state in a temporary home (started once for this module)."""
+    """These tests read the Prefect run's artifacts: batches run as Prefect flows
+    (`--orchestrator prefect`); Prefect's ephemeral API keeps its state in a temporary home
+    (started once for this module)."""
     with tempfile.TemporaryDirectory(prefix="docassay-prefect-") as d, pytest.MonkeyPatch.context() as mp:
+        mp.setenv("DOCASSAY_ORCHESTRATOR", "prefect")
         if "PREFECT_API_URL" not in os.environ:
             mp.setenv("PREFECT_HOME", d)
         yield

@@ -9,7 +9,7 @@ from flows.commands import model
 
 def test_model_train_parses_with_defaults():
     args = build_parser().parse_args(["model", "train", "--seed", "3", "--schedule", "token"])
-    assert args.seed == 3 and args.schedule == "token" and args.out == model.DEFAULT_WEIGHTS
+    assert args.seed == 3 and args.schedule == "token" and args.out is None and not args.force   # issue 17
     assert args.run is model.SUBCOMMANDS["train"][1]
     assert set(model.SUBCOMMANDS) >= {"train"}
 

@@ -1,0 +1,53 @@
+"""Issue 15: in a batch, drift is proposed after the last document instead of on the failing
+document's path. The failing documents' rows are final as read (needs_review with the version they
+matched); one proposal per format follows the batch, goes through the reference gate, and its
+outcome is in the run's record; the next batch reads both layouts with the new version."""
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from extractors.synth.generator import make_format
+from flows import lifecycle
+from flows.extract_batch import ThreadDispatch, run_documents
+from flows.pipeline import Job
+from infra import store
+from infra.config import Settings
+from test_lifecycle import FORMAT_SEED, RENAMED, header_schema, write
+
+
+@pytest.mark.slow
+def test_drift_is_proposed_after_the_batch(tmp_path: Path, pg_fresh_dsn: str) -> None:
+    settings = Settings.load(home=tmp_path / "home", db=pg_fresh_dsn, concurrency=1)
+    job = Job(schema=header_schema(), settings=settings, policy=lifecycle.LifecyclePolicy(drift_threshold=2))
+    assert job.policy.drift_deferred, "the default for batches"
+    fmt = make_format(FORMAT_SEED)
+    drifted = dataclasses.replace(fmt, style=dataclasses.replace(fmt.style, labels={**fmt.style.labels, **RENAMED}))
+    originals = write(tmp_path / "in", fmt, [0, 1, 2])
+    drift_docs = write(tmp_path / "drift", drifted, [10, 11, 12])
+
+    first = run_documents(originals, job, tmp_path / "out1", dispatch=ThreadDispatch(1), quiet=True)
+    assert [r.status for r in first.rows] == ["passed"] * 3
+    fid = first.rows[0].format["id"]
+
+    second = run_documents(drift_docs, job, tmp_path / "out2", dispatch=ThreadDispatch(1), quiet=True)
+    assert [r.status for r in second.rows] == ["needs_review"] * 3, "rows read as matched; nothing inline"
+    assert all(r.format["id"] == fid and r.format["version"] == 1 for r in second.rows)
+    assert all("drift" not in r.timings_ms for r in second.rows)
+    with psycopg.connect(pg_fresh_dsn) as conn:
+        (summary,) = conn.execute("SELECT summary FROM runs WHERE id = %s", (second.run_id,)).fetchone()
+    summary = summary if isinstance(summary, dict) else json.loads(summary)
+    assert summary["drift"] == [{**summary["drift"][0], "format_id": fid, "outcome": "new_version"}]
+    assert len(summary["drift"]) == 1, "one proposal per format"
+    with psycopg.connect(pg_fresh_dsn) as conn:
+        active = store.active_version(conn, fid)
+    assert active.version == summary["drift"][0]["version"] and active.meta["reason"] == "drift"
+
+    third = run_documents(drift_docs[:1] + originals[:1], job, tmp_path / "out3", dispatch=ThreadDispatch(1),
+                          quiet=True)
+    assert [r.status for r in third.rows] == ["passed", "passed"]
+    assert {r.format["version"] for r in third.rows} == {active.version}
