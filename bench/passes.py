@@ -36,6 +36,7 @@ class PassSpec:
     generator: str = "baseline"                 # baseline | model
     fixer: bool = True                          # with repair: the fixer (new formats) runs
     troubleshooter: bool = True                 # with repair: the troubleshooter (known formats) runs
+    einvoice: str = "ignore"                    # use | check | ignore: e-invoice XML (ignore = the layout path)
 
 
 @dataclass
@@ -118,7 +119,7 @@ def build_job(spec: PassSpec):  # -> flows.pipeline.Job
     settings = Settings.load(home=Path(spec.home), db=spec.dsn, concurrency=1)
     job = Job(schema=load_schema(folder / "schema.json"), rules=load_rule_pack(folder / "rules"),
               settings=settings, generator=spec.generator, reuse_formats=spec.reuse_formats, repair=spec.repair,
-              fixer=spec.fixer, troubleshooter=spec.troubleshooter)
+              fixer=spec.fixer, troubleshooter=spec.troubleshooter, einvoice=spec.einvoice)
     if spec.generator == "model":
         ok, why = model_status()
         if not ok:

@@ -8,6 +8,7 @@ from typing import Callable
 
 from extractors.instructions.generator import Scorer
 from flows.batch import load_rule_pack, load_schema
+from flows.einvoice import MODES as EINVOICE_MODES
 from flows.pipeline import Job
 from infra.config import Settings
 from infra.errors import ConfigError
@@ -64,6 +65,7 @@ class JobOptions:
     parser: str = "local"              # local | textract (images and scans read by Amazon Textract)
     index: str | None = None           # format index: None = faiss under home, or s3vectors://bucket/index
     model_url: str | None = None       # a running `docassay model serve` (None: $DOCASSAY_MODEL_URL, else in-process)
+    einvoice: str = "use"              # use | check | ignore: the XML of e-invoices (flows/einvoice.py)
 
 
 def build_job(o: JobOptions) -> Job:
@@ -72,11 +74,13 @@ def build_job(o: JobOptions) -> Job:
         raise ConfigError(f"unknown generator {o.generator!r}: choose one of {', '.join(GENERATORS)}")
     if o.parser not in PARSERS:
         raise ConfigError(f"unknown parser {o.parser!r}: choose one of {', '.join(PARSERS)}")
+    if o.einvoice not in EINVOICE_MODES:
+        raise ConfigError(f"unknown --einvoice mode {o.einvoice!r}: choose one of {', '.join(EINVOICE_MODES)}")
     settings = Settings.load(home=o.home, db=o.db, concurrency=o.concurrency,
                              quota_project=o.project, quota_user=o.user, index=o.index,
                              ocr_engine=PARSERS[o.parser])
     job = Job(schema=load_schema(o.schema), rules=load_rule_pack(o.rules), settings=settings,
-              generator=o.generator, reuse_formats=o.reuse_formats, repair=o.repair)
+              generator=o.generator, reuse_formats=o.reuse_formats, repair=o.repair, einvoice=o.einvoice)
     job.scorer = _scorer(o)
     if is_metered(job.scorer):
         job.budget = QuotaBudget.from_settings(settings)

@@ -1,0 +1,465 @@
+"""The e-invoice step of the pipeline: read the XML, check the print against it, learn from it.
+
+    --einvoice use      (default) a hybrid PDF's record is its XML, mapped to the schema
+                        (extractors/einvoice/mapping.py); every value printed on the page gets
+                        its provenance there; the print is checked against the XML; and the
+                        document's layout learns from it: the format's instructions are generated,
+                        repaired by the fixer with the XML record as the target, and stored (or
+                        proposed as a new version of a known format through the reference gate),
+                        so later print-only invoices of that sender replay instructions proven on
+                        real data. A standalone .xml invoice is read as its record.
+    --einvoice check    the print is read by the layout path as without an XML, then compared with
+                        the XML; every disagreement is a violation.
+    --einvoice ignore   the layout path alone (attachments are not opened; a bare XML is unsupported).
+
+Print vs XML. In `use` mode a field agrees when its XML value is printed on the page (searched
+with the normalisers). When it is not, the layout reading of the page (the known format's
+instructions, else instructions generated for it) is asked: if it reads a value for the field and
+that value differs, the print says something else than the XML: `print_differs_from_einvoice`
+(severity `error` by default; schema root `x-docassay: {"einvoice": {"print_differs": "warning"}}`).
+In `check` mode every field both readings have is compared. A document whose print differs is
+not learned from.
+
+Arithmetic (EN 16931 BR-CO-10/13/15: the lines add up to BT-106; BT-106 - BT-107 + BT-108 = BT-109;
+BT-109 + BT-110 = BT-112) is reported as warnings in the `einvoice` gate's details.
+"""
+from __future__ import annotations
+
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Iterator, Mapping
+
+from extractors import einvoice as ei
+from extractors.document import Document
+from extractors.einvoice.mapping import FieldMap, Mapped, map_record
+from extractors.einvoice.model import TERM_TYPES
+from extractors.einvoice.printed import Printed, find_printed
+from extractors.errors import ParseError
+from extractors.fingerprint import fingerprint
+from extractors.instructions.executor import Extraction, execute
+from extractors.instructions.generator import Generation, estimate_tokens, generate
+from extractors.instructions.model import Instructions
+from extractors.instructions.repair import fix
+from extractors.spans import DocIndex
+from flows import lifecycle
+from flows.results import Row
+from flows.verification import settings_for, verify_record
+from infra import store
+from verifiers.history import DbHistory
+from verifiers.result import GateResult, Violation
+from verifiers.settings import VerifySettings
+from verifiers.tolerance import matches
+
+if TYPE_CHECKING:
+    from flows.pipeline import Job, RunContext
+
+__all__ = ["MODES", "DEFAULT_MODE", "GATE", "RULE", "Found", "detect", "finish_standalone", "use_hybrid",
+           "check_row", "FIX_ATTEMPTS"]
+
+MODES = ("use", "check", "ignore")
+DEFAULT_MODE = "use"
+GATE = "einvoice"
+RULE = "print_differs_from_einvoice"
+FIX_ATTEMPTS = 6                 # fixer rounds toward the XML target (a hybrid is worth more than one guess)
+ARITHMETIC_TOLERANCE = 0.011     # EN 16931 sums agree to the cent
+_NUMERIC_KINDS = {"amount", "quantity", "number", "integer"}
+
+
+@dataclass
+class Found:
+    """The e-invoice of one document and its record in the job's schema."""
+    inv: ei.EInvoice
+    mapped: Mapped
+    standalone: bool
+
+    def details(self, mode: str) -> dict[str, Any]:
+        return {"mode": mode, "syntax": self.inv.syntax, "version": self.inv.version,
+                "profile": self.inv.profile, "attachment": self.inv.attachment,
+                "credit_note": self.inv.is_credit_note, "lines": len(self.inv.lines)}
+
+
+def detect(source: str, data: bytes, job: "Job") -> Found | None:
+    """The document's e-invoice (a standalone XML, or a PDF's attachment), None when it has none
+    or the job ignores e-invoices. Hostile or broken invoice XML raises ParseError."""
+    if job.einvoice == "ignore":
+        return None
+    limit = job.settings.limits.max_bytes
+    if b"%PDF-" in data[:1024]:
+        inv = ei.read_pdf(data, source, min(limit, ei.MAX_XML_BYTES))
+        standalone = False
+    elif ei.looks_like_xml(data):
+        inv = ei.read_xml(data, source, min(limit, ei.MAX_XML_BYTES))
+        standalone = True
+    else:
+        return None
+    if inv is None:
+        return None
+    return Found(inv, map_record(inv, job.schema), standalone)
+
+
+# -- helpers ---------------------------------------------------------------------------------------
+
+def _severity(job: "Job") -> str:
+    x = job.schema.get("x-docassay") if isinstance(job.schema, Mapping) else None
+    cfg = x.get("einvoice") if isinstance(x, Mapping) else None
+    sev = cfg.get("print_differs", "error") if isinstance(cfg, Mapping) else "error"
+    if sev not in ("error", "warning"):
+        raise ParseError(f"x-docassay.einvoice.print_differs must be 'error' or 'warning', not {sev!r}", kind="config")
+    return sev
+
+
+def _kind(cfg: VerifySettings, name: str, fm: FieldMap) -> str:
+    """How a field's value is searched on the page and compared."""
+    if fm.term == "BT-5":
+        return "currency"
+    kind = cfg.policy(name).kind
+    if fm.term and TERM_TYPES.get(fm.term) in ("amount", "quantity"):
+        return "amount"
+    return kind
+
+
+def _scalar_fields(found: Found) -> list[tuple[str, FieldMap]]:
+    return [(f, fm) for f, fm in found.mapped.fields.items() if "/" not in f]
+
+
+def _prov(p: Printed | None, fm: FieldMap) -> dict[str, Any]:
+    base: dict[str, Any] = {"source": "einvoice", "term": fm.label}
+    if p is None:
+        return base
+    return {"page": p.page, "bbox": p.bbox.as_list(), "text": p.text, "anchor": f"{fm.label} (e-invoice)", **base}
+
+
+def _same(cfg: VerifySettings, name: str, a: object, b: object) -> bool:
+    pol = cfg.policy(name)
+    if pol.kind in _NUMERIC_KINDS and isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return matches(pol.tolerance, a, b) or abs(float(a) - float(b)) < 0.005
+    return matches(pol.tolerance, a, b) or str(a).strip().casefold() == str(b).strip().casefold()
+
+
+def _arithmetic(found: Found) -> list[str]:
+    """EN 16931 calculation rules the XML breaks (reported, not gating: the XML is what was sent)."""
+    t = found.inv.terms
+    out = []
+
+    def num(bt: str) -> float:
+        v = t.get(bt)
+        return float(v) if isinstance(v, (int, float)) else 0.0
+
+    lines = [ln.get("BT-131") for ln in found.inv.lines]
+    if lines and all(isinstance(v, (int, float)) for v in lines) and "BT-106" in t:
+        if abs(sum(lines) - num("BT-106")) > ARITHMETIC_TOLERANCE:  # type: ignore[arg-type]
+            out.append(f"BR-CO-10: the line net amounts add up to {sum(lines):.2f}, BT-106 is {num('BT-106'):.2f}")  # type: ignore[arg-type]
+    if "BT-106" in t and "BT-109" in t and abs(num("BT-106") - num("BT-107") + num("BT-108") - num("BT-109")) > ARITHMETIC_TOLERANCE:
+        out.append(f"BR-CO-13: BT-106 - BT-107 + BT-108 = {num('BT-106') - num('BT-107') + num('BT-108'):.2f}, "
+                   f"BT-109 is {num('BT-109'):.2f}")
+    if "BT-109" in t and "BT-112" in t and abs(num("BT-109") + num("BT-110") - num("BT-112")) > ARITHMETIC_TOLERANCE:
+        out.append(f"BR-CO-15: BT-109 + BT-110 = {num('BT-109') + num('BT-110'):.2f}, BT-112 is {num('BT-112'):.2f}")
+    return out
+
+
+def _gate(found: Found, mode: str, violations: list[Violation], extra: Mapping[str, Any]) -> GateResult:
+    details = {**found.details(mode), **extra}
+    broken = _arithmetic(found)
+    if broken:
+        details["arithmetic"] = broken
+    return GateResult(GATE, not any(v.severity == "error" for v in violations), details, violations)
+
+
+def _history(job: "Job", ctx: "RunContext", sha256: str, format_id: str | None):
+    if not job.policy.history:
+        return None
+    return DbHistory(ctx.conn, schema_key=job.key, format_id=format_id, sha256=sha256)
+
+
+def _verify_xml_record(job: "Job", ctx: "RunContext", record: dict, document: Document | None, sha256: str,
+                       format_id: str | None, format_status: str | None):
+    """The XML record through the gates: schema, coverage, rules, stale values, lifecycle. It has no
+    layout extraction (evidence is the XML's), so the evidence gate has nothing to judge."""
+    return verify_record(job, ctx.conn, record, None, document=document,
+                         history=_history(job, ctx, sha256, format_id), format_status=format_status)
+
+
+def _differ(name: str, fm: FieldMap, xml: object, printed: object, sev: str, how: str) -> Violation:
+    return Violation(GATE, RULE, name, f"{name} ({fm.label}): the print says {printed!r}, the e-invoice {xml!r} ({how})",
+                     severity=sev, expected=xml, actual=printed, repairable=False)
+
+
+def _set_row(row: Row, *, record: dict, provenance: dict, verdict, gate: GateResult, fmt: dict, attempts: int) -> None:
+    verdict.gates[GATE] = gate
+    row.record = record
+    row.provenance = provenance
+    row.verification = verdict.to_json()
+    row.attempts = attempts
+    row.format = fmt
+    row.status = "passed" if verdict.passed else "needs_review"
+
+
+# -- standalone XML --------------------------------------------------------------------------------
+
+def finish_standalone(found: Found, job: "Job", ctx: "RunContext", row: Row) -> None:
+    """A bare XML invoice: its record is the XML's; there is no print to check or layout to learn."""
+    record = found.mapped.record
+    prov = {f: {"source": "einvoice", "term": fm.label,
+                "xpath": found.inv.paths.get(fm.term or "") if fm.term else fm.xpath}
+            for f, fm in _scalar_fields(found) if f in record}
+    lines = found.mapped.lines_field
+    for i, item in enumerate(record.get(lines, []) if lines else []):
+        for col in item:
+            fm = found.mapped.fields.get(f"{lines}/*/{col}")
+            if fm is not None:
+                prov[f"{lines}/{i}/{col}"] = {"source": "einvoice", "term": fm.label}
+    verdict = _verify_xml_record(job, ctx, record, None, row.sha256 or "", None, None)
+    _set_row(row, record=record, provenance=prov, verdict=verdict, gate=_gate(found, job.einvoice, [], {}),
+             fmt={"id": None, "version": None, "match": "einvoice", "similarity": None}, attempts=1)
+
+
+# -- check mode ------------------------------------------------------------------------------------
+
+def check_row(found: Found, job: "Job", row: Row) -> None:
+    """`--einvoice check`: the row the layout path finished, compared field by field with the XML."""
+    cfg = settings_for(job)
+    sev = _severity(job)
+    xml = found.mapped.record
+    out: list[Violation] = []
+    for name, fm in _scalar_fields(found):
+        if name in xml and name in row.record and not _same(cfg, name, xml[name], row.record[name]):
+            out.append(_differ(name, fm, xml[name], row.record[name], sev, "layout reading"))
+    gate = _gate(found, "check", out, {"compared": sum(1 for n, _ in _scalar_fields(found)
+                                                        if n in xml and n in row.record)})
+    if row.status == "error":
+        return
+    ver = row.verification or {}
+    ver.setdefault("gates", {})[GATE] = gate.to_json()
+    ver.setdefault("violations", []).extend(v.to_json() for v in out)
+    if not gate.passed:
+        ver["passed"] = False
+        row.status = "needs_review"
+    row.verification = ver
+
+
+# -- use mode: hybrid PDF --------------------------------------------------------------------------
+
+@dataclass
+class TargetVerdict:
+    """How a layout reading compares with the XML record: the repair `Verdict` the fixer drives
+    toward zero (fields whose reading differs from the XML, where the XML value is printed)."""
+    wrong: list[str]
+    right: int
+    total: int
+    details: dict = field(default_factory=dict)
+
+    @property
+    def passed(self) -> bool:
+        return not self.wrong
+
+    @property
+    def n_errors(self) -> int:
+        return len(self.wrong)
+
+    @property
+    def failing_fields(self) -> list[str]:
+        return list(self.wrong)
+
+    @property
+    def repairable(self) -> bool:
+        return True
+
+    @property
+    def score(self) -> float:
+        return self.right / self.total if self.total else 1.0
+
+
+def _items_agree(got: object, want: list[dict], cfg: VerifySettings, lines_field: str) -> bool:
+    if not isinstance(got, list) or len(got) != len(want):
+        return False
+    for g, w in zip(got, want):
+        if not isinstance(g, Mapping):
+            return False
+        for col, wv in w.items():
+            gv = g.get(col)
+            if gv is None:
+                continue
+            if isinstance(wv, (int, float)):
+                if not isinstance(gv, (int, float)) or abs(float(gv) - float(wv)) > 0.005:
+                    return False
+            elif not _same(cfg, f"{lines_field}", wv, gv) and ei_similar(str(wv), str(gv)) < 0.8:
+                return False
+    return True
+
+
+def ei_similar(a: str, b: str) -> float:
+    from extractors.normalize import similarity
+    return similarity(a, b)
+
+
+def _target_verify(target: dict, printed: set[str], lines_field: str | None, cfg: VerifySettings):
+    def verify(record: dict, extraction: Extraction | None = None) -> TargetVerdict:
+        wrong: list[str] = []
+        right = 0
+        for name in printed:
+            if name in record and _same(cfg, name, target[name], record[name]):
+                right += 1
+            else:
+                wrong.append(name)
+        total = len(printed)
+        if lines_field and target.get(lines_field):
+            total += 1
+            if _items_agree(record.get(lines_field), target[lines_field], cfg, lines_field):
+                right += 1
+            else:
+                wrong.append(lines_field)
+        return TargetVerdict(sorted(wrong, key=lambda n: (n == lines_field, n)), right, total)
+    return verify
+
+
+def _proven(ins: Instructions, ix: DocIndex, target: dict, printed: set[str], verify,
+            cfg: VerifySettings) -> tuple[Instructions, TargetVerdict]:
+    """The instructions without the field locators that do not reproduce the XML (a value the XML
+    does not print, or that the fixer could not find): a layout reading proven on this document.
+    Tables are kept (the XML may carry no lines, as in MINIMUM and BASIC-WL, while the page prints them)."""
+    ext = execute(ins, ix, with_alternatives=False)
+    keep = {n: r for n, r in ins.fields.items()
+            if n in printed and n in ext.record and _same(cfg, n, target[n], ext.record[n])}
+    proven = replace(ins, fields=keep)
+    return proven, verify(execute(proven, ix, with_alternatives=False).record)
+
+
+def _generate(ix: DocIndex, job: "Job", row: Row) -> Generation | None:
+    """Instructions generated for this page (the job's generator; its tokens reserved on the budget).
+    None when the budget refuses the model call."""
+    reservation = None
+    if job.budget is not None:
+        est_in, est_out = estimate_tokens(ix, job.schema, job.scorer)
+        if est_in or est_out:
+            reservation = job.budget.reserve(est_in, est_out)
+            if reservation is None:
+                return None
+    try:
+        gen = generate(ix, job.schema, scorer=job.scorer, produced_by=job.generator)
+    except BaseException:
+        if reservation is not None:
+            reservation.cancel()
+        raise
+    if reservation is not None:
+        reservation.settle(gen.tokens.input, gen.tokens.output)
+    row.model_tokens = {"input": row.model_tokens["input"] + gen.tokens.input,
+                        "output": row.model_tokens["output"] + gen.tokens.output}
+    return gen
+
+
+@contextmanager
+def _stage(timer: Any, name: str) -> Iterator[None]:
+    if timer is None:
+        yield
+        return
+    with timer.stage(name):
+        yield
+
+
+def use_hybrid(found: Found, doc: Document, job: "Job", ctx: "RunContext", row: Row, timer: Any = None) -> None:
+    """`--einvoice use` on a PDF with an invoice attached: the XML's record, checked against the
+    print, and the page's layout learned (or its known format's instructions improved) from it."""
+    cfg = settings_for(job)
+    sev = _severity(job)
+    target = found.mapped.record
+    lines_field = found.mapped.lines_field
+    with _stage(timer, "index"):
+        ix = DocIndex(doc)
+    with _stage(timer, "einvoice_print"):
+        where: dict[str, Printed | None] = {}
+        for name, fm in _scalar_fields(found):
+            if name in target:
+                where[name] = find_printed(ix, target[name], _kind(cfg, name, fm))
+        printed = {n for n, p in where.items() if p is not None}
+        prov: dict[str, Any] = {n: _prov(where.get(n), fm) for n, fm in _scalar_fields(found) if n in target}
+        for i, item in enumerate(target.get(lines_field, []) if lines_field else []):
+            for col, v in item.items():
+                fm = found.mapped.fields[f"{lines_field}/*/{col}"]
+                kind = "amount" if isinstance(v, (int, float)) else "text"
+                prov[f"{lines_field}/{i}/{col}"] = _prov(find_printed(ix, v, kind), fm)
+    with _stage(timer, "fingerprint"):
+        vec = fingerprint(doc)
+    known, best_sim = (None, 0.0)
+    if job.reuse_formats:
+        with _stage(timer, "match"):
+            known, best_sim = ctx.library.match(ctx.conn, vec, job.key, job.settings.match_threshold)
+    verify = _target_verify(target, printed, lines_field, cfg)
+    gen: Generation | None = None
+    with _stage(timer, "extract"):
+        if known is not None:
+            layout = execute(known.instructions, ix, with_alternatives=False)
+        else:
+            gen = _generate(ix, job, row)
+            layout = gen.extraction if gen is not None else Extraction()
+    # Print vs XML: a field whose XML value is not printed, where the layout reads something else.
+    diffs = [_differ(n, fm, target[n], layout.record[n], sev, "the XML value is not printed; the layout reads this")
+             for n, fm in _scalar_fields(found)
+             if n in target and n not in printed and n in layout.record
+             and not _same(cfg, n, target[n], layout.record[n])]
+    learned: dict[str, Any] = {"printed": f"{len(printed)}/{len(where)}"}
+    fmt: dict[str, Any] = {"id": None, "version": None, "match": "new", "similarity": round(best_sim, 4)}
+    format_status = None
+    attempts = 1
+    if known is not None:
+        fmt = {"id": known.format_id, "version": known.version, "match": "known",
+               "similarity": round(known.similarity, 4)}
+        format_status = known.status
+    if not any(v.severity == "error" for v in diffs):
+        with ctx.library.learn_lock, _stage(timer, "learn"):
+            attempts, learned_more = _learn(found, ix, vec, job, ctx, row, known, gen, layout, verify, printed, fmt)
+        learned.update(learned_more)
+    else:
+        learned["learned"] = "no: the print differs from the XML"
+    verdict = _verify_xml_record(job, ctx, target, doc, row.sha256 or "", fmt.get("id"), format_status)
+    gate = _gate(found, "use", diffs, learned)
+    _set_row(row, record=target, provenance=prov, verdict=verdict, gate=gate, fmt=fmt, attempts=attempts)
+
+
+def _learn(found: Found, ix: DocIndex, vec, job: "Job", ctx: "RunContext", row: Row, known, gen: Generation | None,
+           layout: Extraction, verify, printed: set[str], fmt: dict) -> tuple[int, dict[str, Any]]:
+    """Instructions proven on this hybrid: a new format learned, or a known one's next version
+    proposed when its replay does not reproduce the XML. Updates `fmt`; returns (rounds, details)."""
+    target = found.mapped.record
+    first = verify(layout.record, layout)
+    if known is not None and first.passed:
+        store.record_health(ctx.conn, known.format_id, ok=True)
+        ctx.library.add_exemplar(known.format_id, vec, job.key)
+        return 1, {"learned": "known format reproduces the XML", "reproduced": f"{first.right}/{first.total}"}
+    if gen is None:
+        gen = _generate(ix, job, row)
+        if gen is None:
+            return 1, {"learned": f"no: {getattr(job.budget, 'reason', 'token quota exhausted')}"}
+    v0 = verify(gen.extraction.record, gen.extraction)
+    res = fix(ix, gen, gen.extraction, v0, verify, max_attempts=FIX_ATTEMPTS) if not v0.passed else None
+    ins = res.instructions if res is not None and res.instructions is not None else gen.instructions
+    proven, v = _proven(ins, ix, target, printed, verify, settings_for(job))
+    rounds = res.attempts if res is not None else 1
+    info: dict[str, Any] = {"reproduced": f"{v.right}/{v.total}", "fixer_rounds": rounds}
+    if not proven.fields:
+        info["learned"] = "no: no field of the XML could be read from the print"
+        return rounds, info
+    produced_by = f"{job.generator}+einvoice" + ("+fixer" if res is not None and res.changes else "")
+    src = Path(row.source).name
+    if known is None:
+        fid, version = ctx.library.learn(ctx.conn, vec, job.key, proven, produced_by=produced_by,
+                                         status=job.policy.new_format_status,
+                                         meta={"first_document": row.sha256, "source": src, "einvoice": True})
+        store.set_version_meta(ctx.conn, fid, version, {"reason": "learned from an e-invoice hybrid",
+                                                        "source": row.sha256, "source_name": src})
+        fmt.update({"id": fid, "version": version, "match": "new"})
+        info["learned"] = f"new format {fid} v{version}"
+        return rounds, info
+    store.record_health(ctx.conn, known.format_id, ok=False)
+    cand = lifecycle.merge_instructions(proven, known.instructions)
+    prop = lifecycle.propose_version(job, ctx.conn, lifecycle.objects_for(job.settings) if ctx.objects is None else ctx.objects,
+                                     known.format_id, cand, produced_by=produced_by, reason="einvoice",
+                                     source=row.sha256, current=known.instructions)
+    if prop.accepted:
+        fmt["version"] = prop.version
+        info["learned"] = f"format {known.format_id} v{prop.version} (reference gate passed)"
+        ctx.library.add_exemplar(known.format_id, vec, job.key)
+    else:
+        info["learned"] = f"no: the reference gate refused a new version of {known.format_id}"
+    return rounds, info
+
