@@ -5,7 +5,7 @@ For each schema property, in this order:
 1. `x-docassay: {"einvoice": "BT-…"}` names the term; `{"einvoice": {"xpath": "…"}}` an XPath on
    the invoice XML (namespace prefixes of the document allowed; on a line item, relative to the
    line element); `{"einvoice": false}` leaves the field to the print alone;
-2. else the field's *name* in `DEFAULT_NAMES` (folded: case, `-`/` ` as `_`), e.g. `invoice_number`,
+2. else the field's *name* in `DEFAULT_NAMES` (folded: camelCase, `-`, `.` and spaces as `_`), e.g. `invoice_number`,
    `invoice_no`, `invoice_id`, `number` -> BT-1;
 3. else a phrase of its *description* in `DEFAULT_PHRASES` ("invoice number", "due date", ...),
    the first phrase that occurs wins (so "the total before tax" is BT-109, not BT-112).
@@ -128,7 +128,9 @@ class Mapped:
 
 
 def _fold(name: str) -> str:
-    return re.sub(r"[\s\-.]+", "_", name.strip().lower())
+    """invoiceNumber, InvoiceNo, invoice-number, "Invoice number" -> invoice_number / invoice_no."""
+    snake = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name.strip())
+    return re.sub(r"[\s\-.]+", "_", snake.lower())
 
 
 def _keyword(prop: Mapping[str, Any]) -> object:

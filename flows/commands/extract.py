@@ -11,7 +11,7 @@ import json
 import sys
 from pathlib import Path
 
-from flows.commands.common import add_store_options
+from flows.commands.common import add_einvoice_option, add_store_options
 
 GENERATORS = ("baseline", "model")
 
@@ -44,6 +44,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--parser", choices=("local", "textract"), default="local",
                    help="who reads images and scanned PDFs: the local OCR (default) or Amazon Textract")
     p.add_argument("--index", help="format index: s3vectors://bucket/index (default: faiss under --home)")
+    add_einvoice_option(p)
     p.add_argument("--task-runner", default="threads",
                    help="threads (default), dask, dask:N (local cluster of N processes) or tcp://scheduler:port")
     p.set_defaults(run=run)
@@ -70,7 +71,8 @@ def _run(args: argparse.Namespace) -> int:
 
     opts = JobOptions(schema=args.schema, rules=args.rules, home=args.home, db=args.db,
                       generator=args.generator, concurrency=args.concurrency, project=args.project, user=args.user,
-                      model_url=args.model_url, parser=args.parser, index=args.index)
+                      model_url=args.model_url, parser=args.parser, index=args.index,
+                      einvoice=args.einvoice)
     if args.estimate:
         return _estimate(args, opts)
     _refuse_spent_quota(opts)                                  # before Prefect starts: nothing is processed
