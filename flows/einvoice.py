@@ -34,7 +34,7 @@ from extractors import einvoice as ei
 from extractors.document import Document
 from extractors.einvoice.mapping import FieldMap, Mapped, map_record
 from extractors.einvoice.model import TERM_TYPES
-from extractors.einvoice.printed import Printed, find_printed
+from extractors.einvoice.printed import Printed, find_printed, in_order, tokens
 from extractors.errors import ParseError
 from extractors.fingerprint import fingerprint
 from extractors.instructions.executor import Extraction, execute
@@ -131,10 +131,23 @@ def _prov(p: Printed | None, fm: FieldMap) -> dict[str, Any]:
 
 
 def _same(cfg: VerifySettings, name: str, a: object, b: object) -> bool:
+    """Equal under the field's tolerance (what learned instructions must reproduce)."""
     pol = cfg.policy(name)
     if pol.kind in _NUMERIC_KINDS and isinstance(a, (int, float)) and isinstance(b, (int, float)):
         return matches(pol.tolerance, a, b) or abs(float(a) - float(b)) < 0.005
     return matches(pol.tolerance, a, b) or str(a).strip().casefold() == str(b).strip().casefold()
+
+
+def _compatible(cfg: VerifySettings, name: str, a: object, b: object) -> bool:
+    """No disagreement between the XML and a reading of the print: equal, or for names one's words
+    are the other's with words between (a layout reading that took in a neighbouring column has
+    read the same print badly, not another print)."""
+    if _same(cfg, name, a, b):
+        return True
+    if cfg.policy(name).kind == "text" and isinstance(a, str) and isinstance(b, str):
+        ta, tb = tokens(a), tokens(b)
+        return in_order(ta, tb) or in_order(tb, ta)
+    return False
 
 
 def _arithmetic(found: Found) -> list[str]:
@@ -223,7 +236,7 @@ def check_row(found: Found, job: "Job", row: Row) -> None:
     xml = found.mapped.record
     out: list[Violation] = []
     for name, fm in _scalar_fields(found):
-        if name in xml and name in row.record and not _same(cfg, name, xml[name], row.record[name]):
+        if name in xml and name in row.record and not _compatible(cfg, name, xml[name], row.record[name]):
             out.append(_differ(name, fm, xml[name], row.record[name], sev, "layout reading"))
     gate = _gate(found, "check", out, {"compared": sum(1 for n, _ in _scalar_fields(found)
                                                         if n in xml and n in row.record)})
@@ -245,7 +258,7 @@ class TargetVerdict:
     """How a layout reading compares with the XML record: the repair `Verdict` the fixer drives
     toward zero (fields whose reading differs from the XML, where the XML value is printed)."""
     wrong: list[str]
-    right: int
+    right: float                 # fields right (items count by the share of items right)
     total: int
     details: dict = field(default_factory=dict)
 
@@ -270,33 +283,43 @@ class TargetVerdict:
         return self.right / self.total if self.total else 1.0
 
 
-def _items_agree(got: object, want: list[dict], cfg: VerifySettings, lines_field: str) -> bool:
-    if not isinstance(got, list) or len(got) != len(want):
-        return False
-    for g, w in zip(got, want):
-        if not isinstance(g, Mapping):
-            return False
-        for col, wv in w.items():
-            gv = g.get(col)
-            if gv is None:
-                continue
-            if isinstance(wv, (int, float)):
-                if not isinstance(gv, (int, float)) or abs(float(gv) - float(wv)) > 0.005:
-                    return False
-            elif not _same(cfg, f"{lines_field}", wv, gv) and ei_similar(str(wv), str(gv)) < 0.8:
-                return False
-    return True
+ITEM_SIMILARITY = 0.6             # an item's printed description matches the XML name from this similarity
 
 
-def ei_similar(a: str, b: str) -> float:
+def _items_score(got: object, want: list[dict]) -> float:
+    """Share of items the reading gets right (matched one to one: every number it read equal to the
+    XML's, its description similar), over the larger of the two counts: 1.0 is complete agreement."""
     from extractors.normalize import similarity
-    return similarity(a, b)
+    if not isinstance(got, list) or not got:
+        return 0.0
+    used: set[int] = set()
+    matched = 0
+    for w in want:
+        for i, g in enumerate(got):
+            if i in used or not isinstance(g, Mapping):
+                continue
+            ok = True
+            for col, wv in w.items():
+                gv = g.get(col)
+                if gv is None:
+                    continue
+                if isinstance(wv, (int, float)):
+                    ok = isinstance(gv, (int, float)) and abs(float(gv) - float(wv)) <= 0.005
+                else:
+                    ok = similarity(str(wv), str(gv)) >= ITEM_SIMILARITY or in_order(tokens(str(gv)), tokens(str(wv)))
+                if not ok:
+                    break
+            if ok:
+                used.add(i)
+                matched += 1
+                break
+    return matched / max(len(want), len(got))
 
 
 def _target_verify(target: dict, printed: set[str], lines_field: str | None, cfg: VerifySettings):
     def verify(record: dict, extraction: Extraction | None = None) -> TargetVerdict:
         wrong: list[str] = []
-        right = 0
+        right = 0.0
         for name in printed:
             if name in record and _same(cfg, name, target[name], record[name]):
                 right += 1
@@ -305,9 +328,9 @@ def _target_verify(target: dict, printed: set[str], lines_field: str | None, cfg
         total = len(printed)
         if lines_field and target.get(lines_field):
             total += 1
-            if _items_agree(record.get(lines_field), target[lines_field], cfg, lines_field):
-                right += 1
-            else:
+            share = _items_score(record.get(lines_field), target[lines_field])
+            right += share
+            if share < 1.0:
                 wrong.append(lines_field)
         return TargetVerdict(sorted(wrong, key=lambda n: (n == lines_field, n)), right, total)
     return verify
@@ -323,6 +346,24 @@ def _proven(ins: Instructions, ix: DocIndex, target: dict, printed: set[str], ve
             if n in printed and n in ext.record and _same(cfg, n, target[n], ext.record[n])}
     proven = replace(ins, fields=keep)
     return proven, verify(execute(proven, ix, with_alternatives=False).record)
+
+
+def _aim(gen: Generation, ix: DocIndex, target: dict, printed: set[str], cfg: VerifySettings) -> Generation:
+    """The generation with each printed field's locator set to the best-ranked proposal that reads
+    the XML's value (the target says which of the page's candidates is right); the fixer then
+    works on what is left (tables, fields no proposal reads)."""
+    ins = gen.instructions
+    specs = {sp.name: sp for sp in gen.specs}
+    for name in sorted(printed):
+        if name not in specs or _same(cfg, name, target[name], gen.extraction.record.get(name)):
+            continue
+        for p in gen.ranked.get(name, []):
+            if p.value is not None and _same(cfg, name, target[name], p.value):
+                ins = ins.with_field(name, p.rule(specs[name]))
+                break
+    if ins is gen.instructions:
+        return gen
+    return replace(gen, instructions=ins, extraction=execute(ins, ix))
 
 
 def _generate(ix: DocIndex, job: "Job", row: Row) -> Generation | None:
@@ -396,7 +437,7 @@ def use_hybrid(found: Found, doc: Document, job: "Job", ctx: "RunContext", row: 
     diffs = [_differ(n, fm, target[n], layout.record[n], sev, "the XML value is not printed; the layout reads this")
              for n, fm in _scalar_fields(found)
              if n in target and n not in printed and n in layout.record
-             and not _same(cfg, n, target[n], layout.record[n])]
+             and not _compatible(cfg, n, target[n], layout.record[n])]
     learned: dict[str, Any] = {"printed": f"{len(printed)}/{len(where)}"}
     fmt: dict[str, Any] = {"id": None, "version": None, "match": "new", "similarity": round(best_sim, 4)}
     format_status = None
@@ -425,17 +466,18 @@ def _learn(found: Found, ix: DocIndex, vec, job: "Job", ctx: "RunContext", row: 
     if known is not None and first.passed:
         store.record_health(ctx.conn, known.format_id, ok=True)
         ctx.library.add_exemplar(known.format_id, vec, job.key)
-        return 1, {"learned": "known format reproduces the XML", "reproduced": f"{first.right}/{first.total}"}
+        return 1, {"learned": "known format reproduces the XML", "reproduced": f"{first.right:g}/{first.total}"}
     if gen is None:
         gen = _generate(ix, job, row)
         if gen is None:
             return 1, {"learned": f"no: {getattr(job.budget, 'reason', 'token quota exhausted')}"}
+    gen = _aim(gen, ix, target, printed, settings_for(job))
     v0 = verify(gen.extraction.record, gen.extraction)
     res = fix(ix, gen, gen.extraction, v0, verify, max_attempts=FIX_ATTEMPTS) if not v0.passed else None
     ins = res.instructions if res is not None and res.instructions is not None else gen.instructions
     proven, v = _proven(ins, ix, target, printed, verify, settings_for(job))
     rounds = res.attempts if res is not None else 1
-    info: dict[str, Any] = {"reproduced": f"{v.right}/{v.total}", "fixer_rounds": rounds}
+    info: dict[str, Any] = {"reproduced": f"{v.right:g}/{v.total}", "fixer_rounds": rounds}
     if not proven.fields:
         info["learned"] = "no: no field of the XML could be read from the print"
         return rounds, info

@@ -6,7 +6,9 @@
 convention; a credit amount printed without its sign counts), date (every reading of every printed
 date, any order or language), currency (a code or a sign), identifier (case and white space
 ignored, whole tokens), text (case, accents and white space folded; a multi-line value is printed
-when each of its lines is).
+when each of its lines is; a line is printed when it is, or when its words are printed in order on
+one line of the page with other words between them, as where two columns of a layout interleave:
+"Paseo Ruiz Transportes Goya, 222 SA" prints "Ruiz Transportes SA").
 """
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ from extractors import normalize as norm
 from extractors.document import BBox
 from extractors.spans import DocIndex, Segment
 
-__all__ = ["Printed", "find_printed", "AMOUNT_TOLERANCE"]
+__all__ = ["Printed", "find_printed", "tokens", "in_order", "AMOUNT_TOLERANCE"]
 
 AMOUNT_TOLERANCE = 0.005          # a printed amount equals the XML's when closer than half a cent
 
@@ -108,9 +110,32 @@ def _text_line(ix: DocIndex, line: str, *, whole_tokens: bool) -> Printed | None
     return None
 
 
+def tokens(text: str) -> list[str]:
+    """Folded word tokens of a text (punctuation dropped)."""
+    return [t for t in re.split(r"[\W_]+", norm.fold(text)) if t]
+
+
+def in_order(want: list[str], have: list[str]) -> bool:
+    """True when every token of `want` occurs in `have`, in order (others may come between)."""
+    it = iter(have)
+    return bool(want) and all(any(t == h for h in it) for t in want)
+
+
+def _interleaved(ix: DocIndex, line: str) -> Printed | None:
+    want = tokens(line)
+    if len(want) < 2:
+        return None
+    for p in ix.doc.pages:
+        for ln in p.lines:
+            if in_order(want, tokens(ln.text)):
+                return Printed(p.number, ln.bbox, ln.text)
+    return None
+
+
 def _text(ix: DocIndex, value: str, *, whole_tokens: bool) -> Printed | None:
     lines = [ln for ln in str(value).splitlines() if ln.strip()]
-    hits = [_text_line(ix, ln, whole_tokens=whole_tokens) for ln in lines]
+    hits = [_text_line(ix, ln, whole_tokens=whole_tokens) or (None if whole_tokens else _interleaved(ix, ln))
+            for ln in lines]
     if not hits or any(h is None for h in hits):
         return None
     first = hits[0]
