@@ -50,6 +50,7 @@ class BenchRow:
     timings_ms: dict
     attempts: int = 0
     error: str | None = None
+    flags: list[str] = field(default_factory=list)   # rules of the row's error-severity violations
 
 
 @dataclass
@@ -143,7 +144,9 @@ def run_pass(spec: PassSpec) -> PassResult:
         rows = run_batch(list(spec.sources), job, ctx, concurrency=1)
         wall = time.perf_counter() - t
     out = [BenchRow(r.source, r.status, r.format.get("match"), r.record, r.pages or 1, dict(r.timings_ms),
-                    r.attempts, (r.error or {}).get("kind")) for r in rows]
+                    r.attempts, (r.error or {}).get("kind"),
+                    sorted({v.get("rule", "") for v in (r.verification or {}).get("violations", [])
+                            if v.get("severity") == "error"})) for r in rows]
     return PassResult(spec, out, round(wall, 3), round(peak_rss_mb(), 1), round(start_rss, 1))
 
 

@@ -46,6 +46,7 @@ from flows import lifecycle
 from flows.results import Row
 from flows.verification import settings_for, verify_record
 from infra import store
+from verifiers.gates import consistency
 from verifiers.history import DbHistory
 from verifiers.result import GateResult, Violation
 from verifiers.settings import VerifySettings
@@ -212,6 +213,7 @@ def _set_row(row: Row, *, record: dict, provenance: dict, verdict, gate: GateRes
 
 def finish_standalone(found: Found, job: "Job", ctx: "RunContext", row: Row) -> None:
     """A bare XML invoice: its record is the XML's; there is no print to check or layout to learn."""
+    job = _job_for(found, job)
     record = found.mapped.record
     prov = {f: {"source": "einvoice", "term": fm.label,
                 "xpath": found.inv.paths.get(fm.term or "") if fm.term else fm.xpath}
@@ -398,9 +400,47 @@ def _stage(timer: Any, name: str) -> Iterator[None]:
         yield
 
 
-def use_hybrid(found: Found, doc: Document, job: "Job", ctx: "RunContext", row: Row, timer: Any = None) -> None:
+def _xml_values(found: Found) -> list[object]:
+    """Every value the XML states (header and line terms)."""
+    vals = list(found.inv.terms.values())
+    for line in found.inv.lines:
+        vals.extend(line.values())
+    return vals
+
+
+def _stated_elsewhere(value: object, stated: list[object]) -> bool:
+    """True when a reading equals some value the XML states (for another term): the layout took
+    the print of another XML value, which is a misreading, not a print that differs."""
+    for v in stated:
+        if isinstance(value, (int, float)) and isinstance(v, (int, float)) and not isinstance(value, bool):
+            if abs(float(value) - float(v)) < 0.005:
+                return True
+        elif isinstance(value, str) and isinstance(v, str) and tokens(value) and tokens(value) == tokens(v):
+            return True
+    return False
+
+
+def _job_for(found: Found, job: "Job") -> "Job":
+    """The job verifying an XML record: a profile without lines (MINIMUM, BASIC-WL) is complete
+    without items, so their absence is allowed there."""
+    if found.inv.lines or found.mapped.lines_field is None:
+        return job
+    cfg = settings_for(job)
+    return replace(job, verify_settings=replace(cfg, items=tuple(replace(ip, absent="allowed") for ip in cfg.items)))
+
+
+def _sender_changed(verdict) -> bool:
+    g = verdict.gates.get(consistency.NAME)
+    return g is not None and not g.passed
+
+
+def use_hybrid(found: Found, doc: Document, job: "Job", ctx: "RunContext", row: Row, timer: Any = None, *,
+               data: bytes | None = None) -> None:
     """`--einvoice use` on a PDF with an invoice attached: the XML's record, checked against the
-    print, and the page's layout learned (or its known format's instructions improved) from it."""
+    print, and the page's layout learned (or its known format's instructions improved) from it.
+    A known format whose previous documents came from another seller (a look-alike layout: the
+    consistency gate) is not this sender's: the page is learned as a format of its own."""
+    job = _job_for(found, job)
     cfg = settings_for(job)
     sev = _severity(job)
     target = found.mapped.record
@@ -425,6 +465,10 @@ def use_hybrid(found: Found, doc: Document, job: "Job", ctx: "RunContext", row: 
     if job.reuse_formats:
         with _stage(timer, "match"):
             known, best_sim = ctx.library.match(ctx.conn, vec, job.key, job.settings.match_threshold)
+    if known is not None:
+        probe = _verify_xml_record(job, ctx, target, doc, row.sha256 or "", known.format_id, known.status)
+        if _sender_changed(probe):
+            known = None                         # another sender's look-alike layout
     verify = _target_verify(target, printed, lines_field, cfg)
     gen: Generation | None = None
     with _stage(timer, "extract"):
@@ -433,11 +477,14 @@ def use_hybrid(found: Found, doc: Document, job: "Job", ctx: "RunContext", row: 
         else:
             gen = _generate(ix, job, row)
             layout = gen.extraction if gen is not None else Extraction()
-    # Print vs XML: a field whose XML value is not printed, where the layout reads something else.
+    # Print vs XML: a field whose XML value is not printed, where the layout reads something the
+    # XML does not state anywhere.
+    stated = _xml_values(found)
     diffs = [_differ(n, fm, target[n], layout.record[n], sev, "the XML value is not printed; the layout reads this")
              for n, fm in _scalar_fields(found)
              if n in target and n not in printed and n in layout.record
-             and not _compatible(cfg, n, target[n], layout.record[n])]
+             and not _compatible(cfg, n, target[n], layout.record[n])
+             and not _stated_elsewhere(layout.record[n], stated)]
     learned: dict[str, Any] = {"printed": f"{len(printed)}/{len(where)}"}
     fmt: dict[str, Any] = {"id": None, "version": None, "match": "new", "similarity": round(best_sim, 4)}
     format_status = None
@@ -448,60 +495,75 @@ def use_hybrid(found: Found, doc: Document, job: "Job", ctx: "RunContext", row: 
         format_status = known.status
     if not any(v.severity == "error" for v in diffs):
         with ctx.library.learn_lock, _stage(timer, "learn"):
-            attempts, learned_more = _learn(found, ix, vec, job, ctx, row, known, gen, layout, verify, printed, fmt)
+            attempts, learned_more = _learn(found, ix, vec, job, ctx, row, known, gen, layout, verify, printed, fmt, data)
         learned.update(learned_more)
     else:
         learned["learned"] = "no: the print differs from the XML"
+    if fmt.get("match") == "new":
+        format_status = None
     verdict = _verify_xml_record(job, ctx, target, doc, row.sha256 or "", fmt.get("id"), format_status)
     gate = _gate(found, "use", diffs, learned)
     _set_row(row, record=target, provenance=prov, verdict=verdict, gate=gate, fmt=fmt, attempts=attempts)
 
 
+def _golden(job: "Job", ctx: "RunContext", row: Row, data: bytes | None, format_id: str, record: dict) -> None:
+    """The hybrid becomes a golden case of its format: the XML's values its instructions reproduce
+    (what a later version must keep reading), with the bytes kept for replays."""
+    objects = ctx.objects if ctx.objects is not None else lifecycle.objects_for(job.settings)
+    lifecycle.add_golden_document(ctx.conn, objects, format_id, row.sha256 or "", record,
+                                  "e-invoice hybrid: the XML's values the instructions reproduce",
+                                  data=data, source=row.source, added_by="einvoice")
+
+
+def _reproduced(target: dict, ext: Extraction, cfg: VerifySettings, lines_field: str | None) -> dict:
+    out = {k: target[k] for k in ext.record if k in target and k != lines_field and _same(cfg, k, target[k], ext.record[k])}
+    if lines_field and target.get(lines_field) and _items_score(ext.record.get(lines_field), target[lines_field]) >= 1.0:
+        out[lines_field] = target[lines_field]
+    return out
+
+
 def _learn(found: Found, ix: DocIndex, vec, job: "Job", ctx: "RunContext", row: Row, known, gen: Generation | None,
-           layout: Extraction, verify, printed: set[str], fmt: dict) -> tuple[int, dict[str, Any]]:
-    """Instructions proven on this hybrid: a new format learned, or a known one's next version
-    proposed when its replay does not reproduce the XML. Updates `fmt`; returns (rounds, details)."""
+           layout: Extraction, verify, printed: set[str], fmt: dict, data: bytes | None) -> tuple[int, dict[str, Any]]:
+    """Instructions proven on this hybrid. A known format whose replay reproduces the XML gets the
+    page as an exemplar and a golden case; otherwise the page is a layout of its own (the XML says
+    the known instructions misread it) and is learned as a new format. Updates `fmt`; returns
+    (fixer rounds, details)."""
+    cfg = settings_for(job)
     target = found.mapped.record
+    lines_field = found.mapped.lines_field
     first = verify(layout.record, layout)
     if known is not None and first.passed:
         store.record_health(ctx.conn, known.format_id, ok=True)
         ctx.library.add_exemplar(known.format_id, vec, job.key)
+        _golden(job, ctx, row, data, known.format_id, _reproduced(target, layout, cfg, lines_field))
         return 1, {"learned": "known format reproduces the XML", "reproduced": f"{first.right:g}/{first.total}"}
+    info: dict[str, Any] = {}
+    if known is not None:
+        info["known_format"] = f"{known.format_id} v{known.version} reproduces {first.right:g}/{first.total}"
     if gen is None:
         gen = _generate(ix, job, row)
         if gen is None:
-            return 1, {"learned": f"no: {getattr(job.budget, 'reason', 'token quota exhausted')}"}
-    gen = _aim(gen, ix, target, printed, settings_for(job))
+            return 1, {**info, "learned": f"no: {getattr(job.budget, 'reason', 'token quota exhausted')}"}
+    gen = _aim(gen, ix, target, printed, cfg)
     v0 = verify(gen.extraction.record, gen.extraction)
     res = fix(ix, gen, gen.extraction, v0, verify, max_attempts=FIX_ATTEMPTS) if not v0.passed else None
     ins = res.instructions if res is not None and res.instructions is not None else gen.instructions
-    proven, v = _proven(ins, ix, target, printed, verify, settings_for(job))
+    proven, v = _proven(ins, ix, target, printed, verify, cfg)
     rounds = res.attempts if res is not None else 1
-    info: dict[str, Any] = {"reproduced": f"{v.right:g}/{v.total}", "fixer_rounds": rounds}
+    info.update({"reproduced": f"{v.right:g}/{v.total}", "fixer_rounds": rounds})
     if not proven.fields:
         info["learned"] = "no: no field of the XML could be read from the print"
         return rounds, info
     produced_by = f"{job.generator}+einvoice" + ("+fixer" if res is not None and res.changes else "")
     src = Path(row.source).name
-    if known is None:
-        fid, version = ctx.library.learn(ctx.conn, vec, job.key, proven, produced_by=produced_by,
-                                         status=job.policy.new_format_status,
-                                         meta={"first_document": row.sha256, "source": src, "einvoice": True})
-        store.set_version_meta(ctx.conn, fid, version, {"reason": "learned from an e-invoice hybrid",
-                                                        "source": row.sha256, "source_name": src})
-        fmt.update({"id": fid, "version": version, "match": "new"})
-        info["learned"] = f"new format {fid} v{version}"
-        return rounds, info
-    store.record_health(ctx.conn, known.format_id, ok=False)
-    cand = lifecycle.merge_instructions(proven, known.instructions)
-    prop = lifecycle.propose_version(job, ctx.conn, lifecycle.objects_for(job.settings) if ctx.objects is None else ctx.objects,
-                                     known.format_id, cand, produced_by=produced_by, reason="einvoice",
-                                     source=row.sha256, current=known.instructions)
-    if prop.accepted:
-        fmt["version"] = prop.version
-        info["learned"] = f"format {known.format_id} v{prop.version} (reference gate passed)"
-        ctx.library.add_exemplar(known.format_id, vec, job.key)
-    else:
-        info["learned"] = f"no: the reference gate refused a new version of {known.format_id}"
+    fid, version = ctx.library.learn(ctx.conn, vec, job.key, proven, produced_by=produced_by,
+                                     status=job.policy.new_format_status,
+                                     meta={"first_document": row.sha256, "source": src, "einvoice": True})
+    store.set_version_meta(ctx.conn, fid, version, {"reason": "learned from an e-invoice hybrid",
+                                                    "source": row.sha256, "source_name": src})
+    sim = fmt.get("similarity")
+    fmt.clear()
+    fmt.update({"id": fid, "version": version, "match": "new", "similarity": sim})
+    _golden(job, ctx, row, data, fid, _reproduced(target, execute(proven, ix, with_alternatives=False), cfg, lines_field))
+    info["learned"] = f"new format {fid} v{version}"
     return rounds, info
-

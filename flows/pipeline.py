@@ -201,7 +201,7 @@ def process_document(source: str, job: Job, ctx: RunContext, *, data: bytes | No
         if document is not None:
             row.pages = len(document.pages)
             if found is not None and job.einvoice == "use":
-                einvoice.use_hybrid(found, document, job, ctx, row, timer)
+                einvoice.use_hybrid(found, document, job, ctx, row, timer, data=data)
             else:
                 _extract(document, job, ctx, row, timer)
                 if found is not None:
