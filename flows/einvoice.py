@@ -35,7 +35,6 @@ from extractors.document import Document
 from extractors.einvoice.mapping import FieldMap, Mapped, map_record
 from extractors.einvoice.model import TERM_TYPES
 from extractors.einvoice.printed import Printed, find_printed, in_order, tokens
-from extractors.errors import ParseError
 from extractors.fingerprint import fingerprint
 from extractors.instructions.executor import Extraction, execute
 from extractors.instructions.generator import Generation, estimate_tokens, generate
@@ -46,6 +45,7 @@ from flows import lifecycle
 from flows.results import Row
 from flows.verification import settings_for, verify_record
 from infra import store
+from infra.errors import ConfigError
 from verifiers.gates import consistency
 from verifiers.history import DbHistory
 from verifiers.result import GateResult, Violation
@@ -106,7 +106,8 @@ def _severity(job: "Job") -> str:
     cfg = x.get("einvoice") if isinstance(x, Mapping) else None
     sev = cfg.get("print_differs", "error") if isinstance(cfg, Mapping) else "error"
     if sev not in ("error", "warning"):
-        raise ParseError(f"x-docassay.einvoice.print_differs must be 'error' or 'warning', not {sev!r}", kind="config")
+        raise ConfigError(f"x-docassay.einvoice.print_differs must be 'error' or 'warning', not {sev!r}",
+                          setting="x-docassay.einvoice.print_differs")
     return sev
 
 

@@ -28,8 +28,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from extractors.einvoice.model import TERM_TYPES, EInvoice
-from extractors.einvoice.values import text_of, to_value
+from lxml import etree
+
+from extractors.einvoice.model import EInvoice
+from extractors.einvoice.values import to_value
+from infra.errors import ConfigError
 
 __all__ = ["Mapped", "FieldMap", "map_record", "field_map", "DEFAULT_NAMES", "DEFAULT_LINE_NAMES",
            "DEFAULT_PHRASES", "DEFAULT_LINE_PHRASES", "LINES_NAMES"]
@@ -207,10 +210,9 @@ def _read(inv: EInvoice, fm: FieldMap, prop: Mapping[str, Any], line_idx: int | 
         node = inv.line_elements[line_idx] if line_idx is not None else None
         try:
             found = inv.xpath(fm.xpath, node)
-        except Exception as exc:                    # lxml raises XPathError subclasses of several kinds
-            from extractors.errors import ParseError
-            raise ParseError(f"x-docassay einvoice XPath of {fm.field!r} is not valid: {fm.xpath!r} ({exc})",
-                             kind="config") from exc
+        except etree.XPathError as exc:
+            raise ConfigError(f"x-docassay einvoice XPath of {fm.field!r} is not valid: {fm.xpath!r} ({exc})",
+                              field=fm.field) from exc
         if isinstance(found, list):
             found = found[0] if found else None
         vtype = "date" if prop.get("format") == "date" else \
@@ -263,9 +265,3 @@ def map_record(inv: EInvoice, schema: Mapping[str, Any]) -> Mapped:
             out.record[name] = v
     return out
 
-
-def term_type(fm: FieldMap) -> str | None:
-    return TERM_TYPES.get(fm.term or "")
-
-
-_ = text_of  # re-exported helper for XPath users

@@ -63,3 +63,12 @@ def test_printed_values_are_found_with_their_place() -> None:
     assert find_printed(ix, rec["issue_date"], "date") is not None
     assert find_printed(ix, 98765.43, "amount") is None
     assert find_printed(ix, "NOT-ON-THE-PAGE-77", "identifier") is None
+
+
+def test_a_bad_xpath_is_a_config_error_naming_the_field() -> None:
+    import pytest
+    from infra.errors import ConfigError
+    schema = {"type": "object", "properties": {"x": {"type": "string", "x-docassay": {"einvoice": {"xpath": "//*[("}}}}}
+    with pytest.raises(ConfigError) as e:
+        map_record(read_xml(to_cii(TRUTH)), schema)
+    assert "'x'" in e.value.message and "XPath" in e.value.message

@@ -144,3 +144,20 @@ def test_print_only_copies_replay_instructions_learned_from_hybrids(tmp_path: Pa
     right = sum(r.record.get(k) == v for r, sd in zip(copies, docs) for k, v in sd.truth.items() if k != "line_items")
     total = sum(1 for sd in docs for k in sd.truth if k != "line_items")
     assert right / total >= 0.9, (right, total)
+
+
+def test_cli_and_job_options_take_the_mode() -> None:
+    from flows.cli import build_parser
+    from flows.jobs import JobOptions, build_job
+    from infra.errors import ConfigError
+
+    p = build_parser()
+    assert p.parse_args(["extract", "x.pdf", "--schema", "s.json", "--out", "o"]).einvoice == "use"
+    assert p.parse_args(["extract", "x.pdf", "--schema", "s.json", "--out", "o", "--einvoice", "check"]).einvoice == "check"
+    args = p.parse_args(["deploy", "run-once", "--inbox", "i", "--dest", "d", "--schema", "s", "--einvoice", "ignore"])
+    assert args.einvoice == "ignore"
+    with pytest.raises(SystemExit):
+        p.parse_args(["extract", "x.pdf", "--schema", "s.json", "--out", "o", "--einvoice", "trust"])
+    with pytest.raises(ConfigError):
+        build_job(JobOptions(schema=SCHEMA, generator="baseline", einvoice="trust"))
+    assert build_job(JobOptions(schema=SCHEMA, generator="baseline", einvoice="check")).einvoice == "check"
