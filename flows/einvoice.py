@@ -462,44 +462,47 @@ def use_hybrid(found: Found, doc: Document, job: "Job", ctx: "RunContext", row: 
                 prov[f"{lines_field}/{i}/{col}"] = _prov(find_printed(ix, v, kind), fm)
     with _stage(timer, "fingerprint"):
         vec = fingerprint(doc)
-    known, best_sim = (None, 0.0)
-    if job.reuse_formats:
-        with _stage(timer, "match"):
-            known, best_sim = ctx.library.match(ctx.conn, vec, job.key, job.settings.match_threshold)
-    if known is not None:
-        probe = _verify_xml_record(job, ctx, target, doc, row.sha256 or "", known.format_id, known.status)
-        if _sender_changed(probe):
-            known = None                         # another sender's look-alike layout
-    verify = _target_verify(target, printed, lines_field, cfg)
-    gen: Generation | None = None
-    with _stage(timer, "extract"):
+    # Matching, the layout reading and learning hold the library's learn lock (as the pipeline's
+    # new-format path does), so two workers never learn the same layout twice.
+    with ctx.library.learn_lock:
+        known, best_sim = (None, 0.0)
+        if job.reuse_formats:
+            with _stage(timer, "match"):
+                known, best_sim = ctx.library.match(ctx.conn, vec, job.key, job.settings.match_threshold)
         if known is not None:
-            layout = execute(known.instructions, ix, with_alternatives=False)
+            probe = _verify_xml_record(job, ctx, target, doc, row.sha256 or "", known.format_id, known.status)
+            if _sender_changed(probe):
+                known = None                         # another sender's look-alike layout
+        verify = _target_verify(target, printed, lines_field, cfg)
+        gen: Generation | None = None
+        with _stage(timer, "extract"):
+            if known is not None:
+                layout = execute(known.instructions, ix, with_alternatives=False)
+            else:
+                gen = _generate(ix, job, row)
+                layout = gen.extraction if gen is not None else Extraction()
+        # Print vs XML: a field whose XML value is not printed, where the layout reads something the
+        # XML does not state anywhere.
+        stated = _xml_values(found)
+        diffs = [_differ(n, fm, target[n], layout.record[n], sev, "the XML value is not printed; the layout reads this")
+                 for n, fm in _scalar_fields(found)
+                 if n in target and n not in printed and n in layout.record
+                 and not _compatible(cfg, n, target[n], layout.record[n])
+                 and not _stated_elsewhere(layout.record[n], stated)]
+        learned: dict[str, Any] = {"printed": f"{len(printed)}/{len(where)}"}
+        fmt: dict[str, Any] = {"id": None, "version": None, "match": "new", "similarity": round(best_sim, 4)}
+        format_status = None
+        attempts = 1
+        if known is not None:
+            fmt = {"id": known.format_id, "version": known.version, "match": "known",
+                   "similarity": round(known.similarity, 4)}
+            format_status = known.status
+        if not any(v.severity == "error" for v in diffs):
+            with _stage(timer, "learn"):
+                attempts, learned_more = _learn(found, ix, vec, job, ctx, row, known, gen, layout, verify, printed, fmt, data)
+            learned.update(learned_more)
         else:
-            gen = _generate(ix, job, row)
-            layout = gen.extraction if gen is not None else Extraction()
-    # Print vs XML: a field whose XML value is not printed, where the layout reads something the
-    # XML does not state anywhere.
-    stated = _xml_values(found)
-    diffs = [_differ(n, fm, target[n], layout.record[n], sev, "the XML value is not printed; the layout reads this")
-             for n, fm in _scalar_fields(found)
-             if n in target and n not in printed and n in layout.record
-             and not _compatible(cfg, n, target[n], layout.record[n])
-             and not _stated_elsewhere(layout.record[n], stated)]
-    learned: dict[str, Any] = {"printed": f"{len(printed)}/{len(where)}"}
-    fmt: dict[str, Any] = {"id": None, "version": None, "match": "new", "similarity": round(best_sim, 4)}
-    format_status = None
-    attempts = 1
-    if known is not None:
-        fmt = {"id": known.format_id, "version": known.version, "match": "known",
-               "similarity": round(known.similarity, 4)}
-        format_status = known.status
-    if not any(v.severity == "error" for v in diffs):
-        with ctx.library.learn_lock, _stage(timer, "learn"):
-            attempts, learned_more = _learn(found, ix, vec, job, ctx, row, known, gen, layout, verify, printed, fmt, data)
-        learned.update(learned_more)
-    else:
-        learned["learned"] = "no: the print differs from the XML"
+            learned["learned"] = "no: the print differs from the XML"
     if fmt.get("match") == "new":
         format_status = None
     verdict = _verify_xml_record(job, ctx, target, doc, row.sha256 or "", fmt.get("id"), format_status)
