@@ -161,3 +161,17 @@ def test_cli_and_job_options_take_the_mode() -> None:
     with pytest.raises(ConfigError):
         build_job(JobOptions(schema=SCHEMA, generator="baseline", einvoice="trust"))
     assert build_job(JobOptions(schema=SCHEMA, generator="baseline", einvoice="check")).einvoice == "check"
+
+
+def test_print_differs_as_a_warning_and_bare_xml_under_ignore(tmp_path: Path, pg_fresh_dsn: str) -> None:
+    sd, other = _docs(2, 1)
+    folder = tmp_path / "in"
+    swapped = _write(folder, "swapped.pdf", embed_xml(to_pdf(sd), to_cii(other.truth)))
+    job = _job(tmp_path, pg_fresh_dsn, "use")
+    job.schema = {**job.schema, "x-docassay": {"einvoice": {"print_differs": "warning"}}}
+    row, = _run(job, [swapped])
+    assert _violations(row) and all(v["severity"] == "warning" for v in _violations(row))
+    assert row.verification["gates"][GATE]["passed"]
+    bare = _write(folder, "bare.xml", to_cii(sd.truth))
+    row, = _run(_job(tmp_path, pg_fresh_dsn, "ignore"), [bare])
+    assert row.status == "error" and row.error["kind"] == "unsupported" and "--einvoice" in row.error["message"]
