@@ -34,7 +34,7 @@ from extractors import einvoice as ei
 from extractors.document import Document
 from extractors.einvoice.mapping import FieldMap, Mapped, map_record
 from extractors.einvoice.model import TERM_TYPES
-from extractors.einvoice.printed import Printed, find_printed, in_order, tokens
+from extractors.einvoice.printed import AMOUNT_TOLERANCE, Printed, find_printed, in_order, tokens
 from extractors.fingerprint import fingerprint
 from extractors.instructions.executor import Extraction, execute
 from extractors.instructions.generator import Generation, estimate_tokens, generate
@@ -136,7 +136,7 @@ def _same(cfg: VerifySettings, name: str, a: object, b: object) -> bool:
     """Equal under the field's tolerance (what learned instructions must reproduce)."""
     pol = cfg.policy(name)
     if pol.kind in _NUMERIC_KINDS and isinstance(a, (int, float)) and isinstance(b, (int, float)):
-        return matches(pol.tolerance, a, b) or abs(float(a) - float(b)) < 0.005
+        return matches(pol.tolerance, a, b) or abs(float(a) - float(b)) < AMOUNT_TOLERANCE
     return matches(pol.tolerance, a, b) or str(a).strip().casefold() == str(b).strip().casefold()
 
 
@@ -307,7 +307,7 @@ def _items_score(got: object, want: list[dict]) -> float:
                 if gv is None:
                     continue
                 if isinstance(wv, (int, float)):
-                    ok = isinstance(gv, (int, float)) and abs(float(gv) - float(wv)) <= 0.005
+                    ok = isinstance(gv, (int, float)) and abs(float(gv) - float(wv)) <= AMOUNT_TOLERANCE
                 else:
                     ok = similarity(str(wv), str(gv)) >= ITEM_SIMILARITY or in_order(tokens(str(gv)), tokens(str(wv)))
                 if not ok:
@@ -414,7 +414,7 @@ def _stated_elsewhere(value: object, stated: list[object]) -> bool:
     the print of another XML value, which is a misreading, not a print that differs."""
     for v in stated:
         if isinstance(value, (int, float)) and isinstance(v, (int, float)) and not isinstance(value, bool):
-            if abs(float(value) - float(v)) < 0.005:
+            if abs(float(value) - float(v)) < AMOUNT_TOLERANCE:
                 return True
         elif isinstance(value, str) and isinstance(v, str) and tokens(value) and tokens(value) == tokens(v):
             return True
