@@ -16,7 +16,9 @@ against the line terms (`description` -> BT-153, `quantity` -> BT-129, `unit_pri
 `line_total` -> BT-131, ...).
 
 Values get the schema's type: numbers as numbers (the XML's sign kept: a CII correction with
-negative amounts stays negative, a UBL credit note's positive amounts stay positive), integers
+negative amounts stays negative, a UBL credit note's positive amounts stay positive; schema root
+`x-docassay: {"einvoice": {"credit_note_amounts": "negative"}}` gives a credit note's totals and line
+amounts, BT-106..BT-115 and BT-131, as negative numbers), integers
 rounded when whole, dates as YYYY-MM-DD, strings as strings. A multi-line name (seller BT-27, buyer BT-44, item
 BT-153) keeps the lines that are not identifier lines: a short label and one token of four digits
 or more (`GTIN 4012345001235`, `Lief-Nr: 549910`, `Kunden-Nr. : 009420`) is an identifier
@@ -225,10 +227,34 @@ def _read(inv: EInvoice, fm: FieldMap, prop: Mapping[str, Any], line_idx: int | 
     return value
 
 
+CREDIT_NOTE_SIGNS = ("as_written", "negative")
+NEGATED_ON_CREDIT_NOTES = {"BT-106", "BT-107", "BT-108", "BT-109", "BT-110", "BT-112", "BT-113", "BT-115", "BT-131"}
+
+
+def _credit_note_sign(schema: Mapping[str, Any]) -> str:
+    x = schema.get("x-docassay")
+    cfg = x.get("einvoice") if isinstance(x, Mapping) else None
+    sign = cfg.get("credit_note_amounts", "as_written") if isinstance(cfg, Mapping) else "as_written"
+    if sign not in CREDIT_NOTE_SIGNS:
+        raise ConfigError(f"x-docassay.einvoice.credit_note_amounts must be one of {', '.join(CREDIT_NOTE_SIGNS)}, "
+                          f"not {sign!r}", setting="x-docassay.einvoice.credit_note_amounts")
+    return str(sign)
+
+
+def _signed(value: object, fm: FieldMap, negate: bool) -> object:
+    """A credit note's totals and line amounts as negative numbers, when the schema asks for that
+    (`x-docassay: {"einvoice": {"credit_note_amounts": "negative"}}`); an amount the XML already
+    states as negative stays negative."""
+    if negate and fm.term in NEGATED_ON_CREDIT_NOTES and isinstance(value, (int, float)) and not isinstance(value, bool):
+        return -abs(float(value))
+    return value
+
+
 def map_record(inv: EInvoice, schema: Mapping[str, Any]) -> Mapped:
     """The record in `schema`'s shape from the e-invoice, with where each field came from."""
     out = Mapped()
     props = schema.get("properties") or {}
+    negate = inv.is_credit_note and _credit_note_sign(schema) == "negative"
     for name, prop in props.items():
         if not isinstance(prop, Mapping):
             continue
@@ -242,7 +268,7 @@ def map_record(inv: EInvoice, schema: Mapping[str, Any]) -> Mapped:
                 for k, fm in maps.items():
                     if fm is None:
                         continue
-                    v = _typed(_read(inv, fm, item_props[k], i), item_props[k])
+                    v = _typed(_signed(_read(inv, fm, item_props[k], i), fm, negate), item_props[k])
                     if v is not None and v != "":
                         item[k] = v
                 if item:
@@ -260,7 +286,7 @@ def map_record(inv: EInvoice, schema: Mapping[str, Any]) -> Mapped:
             out.unmapped.append(name)
             continue
         out.fields[name] = fm
-        v = _typed(_read(inv, fm, prop, None), prop)
+        v = _typed(_signed(_read(inv, fm, prop, None), fm, negate), prop)
         if v is not None and v != "":
             out.record[name] = v
     return out

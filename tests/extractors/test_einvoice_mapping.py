@@ -72,3 +72,18 @@ def test_a_bad_xpath_is_a_config_error_naming_the_field() -> None:
     with pytest.raises(ConfigError) as e:
         map_record(read_xml(to_cii(TRUTH)), schema)
     assert "'x'" in e.value.message and "XPath" in e.value.message
+
+
+def test_credit_note_amounts_as_written_or_negative() -> None:
+    import pytest
+    from infra.errors import ConfigError
+    cn = read_xml(to_ubl(TRUTH, credit_note=True))
+    assert map_record(cn, SCHEMA).record["gross_total"] == 529.87, "as the XML writes it (default)"
+    neg = {**SCHEMA, "x-docassay": {"einvoice": {"credit_note_amounts": "negative"}}}
+    rec = map_record(cn, neg).record
+    assert (rec["net_total"], rec["tax_total"], rec["gross_total"]) == (-473.0, -56.87, -529.87)
+    assert [(i["quantity"], i["unit_price"], i["line_total"]) for i in rec["line_items"]] == [(20.0, 9.9, -198.0), (50.0, 5.5, -275.0)]
+    assert map_record(read_xml(to_ubl(TRUTH)), neg).record["gross_total"] == 529.87, "an invoice is not negated"
+    assert map_record(read_xml(ZUGFERD1), neg).record["gross_total"] == -8.79
+    with pytest.raises(ConfigError):
+        map_record(cn, {**SCHEMA, "x-docassay": {"einvoice": {"credit_note_amounts": "flip"}}})
