@@ -175,3 +175,13 @@ def test_print_differs_as_a_warning_and_bare_xml_under_ignore(tmp_path: Path, pg
     bare = _write(folder, "bare.xml", to_cii(sd.truth))
     row, = _run(_job(tmp_path, pg_fresh_dsn, "ignore"), [bare])
     assert row.status == "error" and row.error["kind"] == "unsupported" and "--einvoice" in row.error["message"]
+
+
+def test_estimate_counts_bare_xml_invoices_as_needing_no_model(tmp_path: Path, pg_fresh_dsn: str) -> None:
+    from flows.estimate import estimate_batch
+    sd = _docs(1, 1)[0]
+    xml = _write(tmp_path / "in", "inv.xml", to_ubl(sd.truth))
+    job = _job(tmp_path, pg_fresh_dsn, "use")
+    with open_context(job.settings) as ctx:
+        est = estimate_batch([xml], job, ctx).to_json()
+    assert (est["documents"], est["einvoice_xml"], est["need_model"], est["errors"]) == (1, 1, 0, 0)
