@@ -108,6 +108,8 @@ def measure(s: Session, split: str, generator: str) -> dict:
     copies = both.rows[len(docs):]
     reports["print-only, after the hybrids (one run)"] = set_report(prints, score_rows(prints, copies)).overall
     out["copies_known"] = (sum(1 for r in copies if r.match == "known"), len(copies))
+    out["ms_per_document"] = {name: round(1000 * res.wall_s / max(1, len(res.rows)))
+                              for name, res in (("use", use), ("ignore", ign), ("check", chk), ("standalone", std))}
     out["reports"] = reports
     return out
 
@@ -138,6 +140,9 @@ def render(results: dict[str, dict]) -> str:
     rows.append(["hybrids, check: flagged print_differs"] + [_ratio(results[s]["check_flagged"]) for s in splits])
     rows.append(["swapped attachment: needs_review with print_differs"] + [_ratio(results[s]["swapped_caught"]) for s in splits])
     rows.append(["print-only copies matched to a format learned from a hybrid"] + [_ratio(results[s]["copies_known"]) for s in splits])
+    for mode in ("use", "ignore", "check", "standalone"):
+        rows.append([f"ms per document ({mode}; first batch, one at a time)"]
+                    + [str(results[s]["ms_per_document"][mode]) for s in splits])
     return "## E-invoices on the dev hybrids, per split\n\n" + md_table(["measure"] + splits, rows)
 
 
