@@ -103,3 +103,10 @@ def test_non_invoice_xml_attachment_is_passed_over() -> None:
     with pytest.raises(ParseError) as e:
         read_xml(other, "o.xml")
     assert e.value.kind == "unsupported" and "additionalData" in e.value.message
+
+
+def test_ubl_attached_to_a_pdf_is_read_too() -> None:
+    sd = make_document(make_format(1393423301, "invoice"), 8)
+    inv = read_pdf(embed_xml(to_pdf(sd), to_ubl(sd.truth), "xrechnung.xml"), "u.pdf")
+    assert inv is not None and inv.syntax == "UBL" and inv.attachment == "xrechnung.xml"
+    assert inv.terms["BT-112"] == sd.truth["gross_total"]
