@@ -3,11 +3,14 @@ match, line-item precision / recall / F1 (items matched by description), pass ra
 precision (of the documents marked passed or repaired, the share whose fields are all right).
 
     python -m bench.accuracy [--sets synth-invoices-train,synth-invoices-unseen,dev-invoices,dev-receipts]
-                             [--generator baseline|model] [--formats 10 --docs 3] [--out FILE]
+                             [--generator baseline|model] [--einvoice ignore|use|check] [--formats 10 --docs 3]
+                             [--out FILE]
 
 Each set runs as a first batch on an empty format library (what a user gets the first time): the
 first document of a format takes the new-format path, later ones of that format the known path;
-the table also splits by path. Sets are reported on their own and never pooled: synthetic TRAIN
+the table also splits by path. `--einvoice` (default `ignore`: the layout path, as every
+figure before e-invoices) reads the XML of e-invoice hybrids with `use`, or compares the print with
+it with `check` (flows/einvoice.py). Sets are reported on their own and never pooled: synthetic TRAIN
 formats vs UNSEEN formats; the dev invoices (invoice2data samples and ZUGFeRD apart, ZUGFeRD also
 as a mean over its content groups); the dev receipts.
 """
@@ -15,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 
 from bench.cli import add_common, print_and_save, session_from
 from bench.evaluate import SetReport, score_rows, set_report
@@ -50,6 +54,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_common(ap, default_sets=DEFAULT_SETS)
     ap.add_argument("--generator", choices=("baseline", "model"), default="baseline")
+    ap.add_argument("--einvoice", choices=("ignore", "use", "check"), default="ignore",
+                    help="e-invoice XML in hybrids: ignore (the layout path, default), use or check")
     args = ap.parse_args(argv)
     if args.generator == "model":
         ok, why = model_status()
@@ -57,10 +63,12 @@ def main(argv: list[str] | None = None) -> int:
             print(f"--generator model cannot run: {why}", file=sys.stderr)
             return 2
     variant = VARIANTS["full"] if args.generator == "baseline" else VARIANTS["model"]
+    if args.einvoice != "ignore":
+        variant = replace(variant, name=f"{variant.name}-einvoice-{args.einvoice}", einvoice=args.einvoice)
     with session_from(args) as s:
         reports = {name: measure(s, name, variant) for name in args.sets}
     print_and_save(args, "accuracy", render(reports),
-                   {"generator": args.generator, "sets": {k: v.to_json() for k, v in reports.items()}})
+                   {"generator": args.generator, "einvoice": args.einvoice, "sets": {k: v.to_json() for k, v in reports.items()}})
     return 0
 
 

@@ -36,6 +36,7 @@ class PassSpec:
     generator: str = "baseline"                 # baseline | model
     fixer: bool = True                          # with repair: the fixer (new formats) runs
     troubleshooter: bool = True                 # with repair: the troubleshooter (known formats) runs
+    einvoice: str = "ignore"                    # use | check | ignore: e-invoice XML (ignore = the layout path)
 
 
 @dataclass
@@ -49,6 +50,7 @@ class BenchRow:
     timings_ms: dict
     attempts: int = 0
     error: str | None = None
+    flags: list[str] = field(default_factory=list)   # rules of the row's error-severity violations
 
 
 @dataclass
@@ -118,7 +120,7 @@ def build_job(spec: PassSpec):  # -> flows.pipeline.Job
     settings = Settings.load(home=Path(spec.home), db=spec.dsn, concurrency=1)
     job = Job(schema=load_schema(folder / "schema.json"), rules=load_rule_pack(folder / "rules"),
               settings=settings, generator=spec.generator, reuse_formats=spec.reuse_formats, repair=spec.repair,
-              fixer=spec.fixer, troubleshooter=spec.troubleshooter)
+              fixer=spec.fixer, troubleshooter=spec.troubleshooter, einvoice=spec.einvoice)
     if spec.generator == "model":
         ok, why = model_status()
         if not ok:
@@ -142,7 +144,9 @@ def run_pass(spec: PassSpec) -> PassResult:
         rows = run_batch(list(spec.sources), job, ctx, concurrency=1)
         wall = time.perf_counter() - t
     out = [BenchRow(r.source, r.status, r.format.get("match"), r.record, r.pages or 1, dict(r.timings_ms),
-                    r.attempts, (r.error or {}).get("kind")) for r in rows]
+                    r.attempts, (r.error or {}).get("kind"),
+                    sorted({v.get("rule", "") for v in (r.verification or {}).get("violations", [])
+                            if v.get("severity") == "error"})) for r in rows]
     return PassResult(spec, out, round(wall, 3), round(peak_rss_mb(), 1), round(start_rss, 1))
 
 

@@ -32,6 +32,7 @@ class Variant:
     generator: str = "baseline"
     fixer: bool = True
     troubleshooter: bool = True
+    einvoice: str = "ignore"                    # use | check | ignore (the layout path, the default here)
 
 
 VARIANTS = {
@@ -141,7 +142,7 @@ class Session:
         return PassSpec(tag, kind_of(set_name), [d.path for d in self.docs(set_name)],
                         home or str(self.scratch / "homes" / tag), dsn or self.fresh_dsn(),
                         variant.reuse_formats if reuse is None else reuse, variant.repair, variant.generator,
-                        fixer=variant.fixer, troubleshooter=variant.troubleshooter)
+                        fixer=variant.fixer, troubleshooter=variant.troubleshooter, einvoice=variant.einvoice)
 
     def first_batch(self, set_name: str, variant: Variant = VARIANTS["full"]) -> PassResult:
         """The documents as a first batch on an empty library (memoised): with reuse, the first

@@ -25,6 +25,7 @@ __all__ = ["collect_sources", "load_schema", "load_rule_pack", "run_batch", "SKI
 # Files that sit beside documents but are not documents (ground truth, manifests, our own output).
 SKIP_NAMES = {"manifest.jsonl", "results.jsonl", ".DS_Store"}
 _SIDECAR_SUFFIXES = (".gt.json", ".spans.json")
+_DOCUMENT_SUFFIXES = (".pdf", ".ocr.json", ".png", ".jpg", ".txt", ".tif", ".xml")
 
 
 def collect_sources(paths: Iterable[str], *, skip: Callable[[Path], bool] | None = None,
@@ -72,10 +73,7 @@ def ground_truth_sidecar(path: Path) -> bool:
     if path.suffix != ".json" or path.name.endswith(".ocr.json"):
         return False
     stem = path.name[:-len(".json")]
-    return any((path.parent / f"{stem}{ext}").exists() for ext in (".pdf", ".ocr.json", ".png", ".jpg", ".txt", ".tif"))
-
-
-_DOCUMENT_SUFFIXES = (".pdf", ".ocr.json", ".png", ".jpg", ".txt", ".tif")
+    return any((path.parent / f"{stem}{ext}").exists() for ext in _DOCUMENT_SUFFIXES)
 
 
 def is_document_key(key: str, keys: set[str]) -> bool:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from extractors.document import Document
+from extractors.einvoice import looks_like_xml
 from extractors.errors import ParseError
 from extractors.fingerprint import fingerprint
 from extractors.instructions.generator import estimate_tokens
@@ -31,7 +32,7 @@ __all__ = ["DocumentEstimate", "Estimate", "estimate_batch"]
 @dataclass
 class DocumentEstimate:
     source: str
-    outcome: str                       # known | new | error
+    outcome: str                       # known | new | einvoice (a bare XML invoice: no model) | error
     format_id: str | None = None       # the known format
     similarity: float = 0.0
     input_tokens: int = 0              # what generating instructions for it would cost
@@ -80,6 +81,7 @@ class Estimate:
         u_in, u_out = self.upper_bound
         return {"generator": self.generator, "documents": len(self.documents), "known": len(self._of("known")),
                 "need_model": len(new), "new_formats": len({d.group for d in new}), "errors": len(self._of("error")),
+                "einvoice_xml": len(self._of("einvoice")),
                 "expected_tokens": {"input": e_in, "output": e_out},
                 "upper_bound_tokens": {"input": u_in, "output": u_out},
                 "quota": [u.to_json() for u in self.usages], "fits_quota": self.fits(),
@@ -89,7 +91,8 @@ class Estimate:
         j = self.to_json()
         lines = [f"{j['documents']} documents: {j['known']} of known formats (no model), "
                  f"{j['need_model']} need the {self.generator} generator (about {j['new_formats']} new formats), "
-                 f"{j['errors']} unreadable",
+                 f"{j['errors']} unreadable" + (f", {j['einvoice_xml']} bare e-invoice XML (no model)"
+                                                 if j["einvoice_xml"] else ""),
                  f"expected model tokens: {j['expected_tokens']['input']:,} input, {j['expected_tokens']['output']:,} "
                  f"output (at most {j['upper_bound_tokens']['input']:,} / {j['upper_bound_tokens']['output']:,})"]
         for u in self.usages:
@@ -103,6 +106,8 @@ class Estimate:
 def _one(source: str, job: Job, ctx: RunContext) -> tuple[DocumentEstimate, np.ndarray | None]:
     try:
         data = read_source(source, job.settings.limits.max_bytes, follow_links=job.settings.follow_links)
+        if job.einvoice != "ignore" and b"%PDF-" not in data[:1024] and looks_like_xml(data):
+            return DocumentEstimate(source, "einvoice"), None      # read from its XML, no model call
         doc: Document = parse(source, data, settings=job.settings)
         ix = DocIndex(doc)
         vec = fingerprint(doc)

@@ -99,6 +99,7 @@ class InboxSpec:
     settle_s: float = 2.0               # a local file younger than this may still be being written
     max_attempts: int = 3               # runs that may die on one document before it is given up
     follow_links: bool = False          # read files behind symbolic links (else: a `not_a_file` row)
+    einvoice: str = "use"               # use | check | ignore: the XML of e-invoices (flows/einvoice.py)
 
     def __post_init__(self) -> None:
         if self.after not in AFTER:
@@ -109,7 +110,7 @@ class InboxSpec:
     def job_options(self) -> JobOptions:
         return JobOptions(schema=self.schema_path, rules=self.rules, home=self.home, db=self.db,
                           generator=self.generator, concurrency=self.concurrency, parser=self.parser,
-                          index=self.index, follow_links=self.follow_links)
+                          index=self.index, follow_links=self.follow_links, einvoice=self.einvoice)
 
     def parameters(self) -> dict[str, Any]:
         return asdict(self)
@@ -491,11 +492,12 @@ def _as_tasks(spec: InboxSpec, run_id: str) -> Submit:
 def inbox_flow(inbox: str, schema_path: str, dest: str, rules: str | None = None, home: str | None = None,
                db: str | None = None, generator: str = DEFAULT_GENERATOR, parser: str = "local", index: str | None = None,
                concurrency: int = 2, after: str = "move", lease_s: float = 120.0, settle_s: float = 2.0,
-               max_attempts: int = 3, follow_links: bool = False) -> dict:
+               max_attempts: int = 3, follow_links: bool = False, einvoice: str = "use") -> dict:
     """Process what waits in `inbox` (module docstring); returns the run's summary."""
     spec = InboxSpec(inbox=inbox, schema_path=schema_path, dest=dest, rules=rules, home=home, db=db,
                      generator=generator, parser=parser, index=index, concurrency=concurrency, after=after,
-                     lease_s=lease_s, settle_s=settle_s, max_attempts=max_attempts, follow_links=follow_links)
+                     lease_s=lease_s, settle_s=settle_s, max_attempts=max_attempts, follow_links=follow_links,
+                     einvoice=einvoice)
     run_id = new_run_id()
     try:
         return run_inbox(spec, run_id=run_id, submit=_as_tasks(spec, run_id)).to_json()

@@ -9,6 +9,7 @@ from typing import Any, Callable
 
 from extractors.instructions.generator import Scorer
 from flows.batch import load_rule_pack, load_schema
+from flows.einvoice import MODES as EINVOICE_MODES
 from flows.pipeline import Job
 from infra.config import Settings
 from infra.errors import ConfigError
@@ -97,6 +98,7 @@ class JobOptions:
     index: str | None = None           # format index: None = faiss under home, or s3vectors://bucket/index
     model_url: str | None = None       # a running `docassay model serve` (None: $DOCASSAY_MODEL_URL, else in-process)
     follow_links: bool = False         # read inputs behind symbolic links (else they end as `not_a_file` rows)
+    einvoice: str = "use"              # use | check | ignore: the XML of e-invoices (flows/einvoice.py)
 
 
 def build_job(o: JobOptions) -> Job:
@@ -105,6 +107,8 @@ def build_job(o: JobOptions) -> Job:
         raise ConfigError(f"unknown generator {o.generator!r}: choose one of {', '.join(GENERATORS)}")
     if o.parser not in PARSERS:
         raise ConfigError(f"unknown parser {o.parser!r}: choose one of {', '.join(PARSERS)}")
+    if o.einvoice not in EINVOICE_MODES:
+        raise ConfigError(f"unknown --einvoice mode {o.einvoice!r}: choose one of {', '.join(EINVOICE_MODES)}")
     settings = Settings.load(home=o.home, db=o.db, concurrency=o.concurrency,
                              quota_project=o.project, quota_user=o.user, index=o.index,
                              ocr_engine=PARSERS[o.parser], follow_links=o.follow_links or None)
@@ -113,7 +117,7 @@ def build_job(o: JobOptions) -> Job:
                           setting="rule_sandbox")
     ref_dirs = [d for d in settings.schema_ref_dirs.split(os.pathsep) if d]
     job = Job(schema=load_schema(o.schema, ref_dirs=ref_dirs), rules=load_rule_pack(o.rules), settings=settings,
-              generator=o.generator, reuse_formats=o.reuse_formats, repair=o.repair)
+              generator=o.generator, reuse_formats=o.reuse_formats, repair=o.repair, einvoice=o.einvoice)
     job.scorer = _scorer(o)
     if is_metered(job.scorer):
         job.budget = QuotaBudget.from_settings(settings)

@@ -35,7 +35,7 @@ from extractors.instructions.repair import Change, RepairResult, fix, troublesho
 from extractors.library import FormatLibrary, FormatMatch, schema_key
 from extractors.parsers import parse, read_source
 from extractors.spans import DocIndex
-from flows import lifecycle
+from flows import einvoice, lifecycle
 from flows.lifecycle import LifecyclePolicy
 from flows.results import Row
 from flows.verification import verify_record
@@ -68,6 +68,7 @@ class Job:
     budget: "Budget | None" = None               # token quotas (infra.quota); None = unmetered
     policy: LifecyclePolicy = field(default_factory=LifecyclePolicy.load)
     verify_settings: VerifySettings | None = None  # None: from the schema's x-docassay keywords
+    einvoice: str = "use"                        # use | check | ignore: the XML of e-invoices (flows/einvoice.py)
 
     @property
     def key(self) -> str:
@@ -182,6 +183,7 @@ def process_document(source: str, job: Job, ctx: RunContext, *, data: bytes | No
                      document: Document | None = None) -> Row:
     """Read, match or learn, extract, verify and repair one document. Never raises for bad input."""
     row = Row(source=source)
+    found: einvoice.Found | None = None
     timer = _Timer()
     t0 = time.perf_counter()
     try:
@@ -189,17 +191,24 @@ def process_document(source: str, job: Job, ctx: RunContext, *, data: bytes | No
             with timer.stage("read"):
                 if data is None:
                     data = read_source(source, job.settings.limits.max_bytes, follow_links=job.settings.follow_links)
-            with timer.stage("parse"):
-                try:
+            row.sha256 = Document.hash_bytes(data)
+            with timer.stage("einvoice"):
+                found = einvoice.detect(source, data, job)     # None: no e-invoice, or --einvoice ignore
+            if found is not None and found.standalone:
+                einvoice.finish_standalone(found, job, ctx, row)
+            else:
+                with timer.stage("parse"):
                     document = parse(source, data, settings=job.settings)
-                except ParseError:
-                    row.sha256 = Document.hash_bytes(data)     # an error row still names its bytes
-                    raise
-            row.sha256 = document.sha256                       # hashed once, by the parser
         else:
             row.sha256 = document.sha256
-        row.pages = len(document.pages)
-        _extract(document, job, ctx, row, timer)
+        if document is not None:
+            row.pages = len(document.pages)
+            if found is not None and job.einvoice == "use":
+                einvoice.use_hybrid(found, document, job, ctx, row, timer, data=data)
+            else:
+                _extract(document, job, ctx, row, timer)
+                if found is not None:
+                    einvoice.check_row(found, job, row)
     except ParseError as exc:
         row.fail("error", exc.kind, exc.message)
     except InstructionError as exc:

@@ -77,8 +77,11 @@ def detect(data: bytes, source: str = "") -> Parser:
         raise ParseError(f"{_name(source)} is named like {label} but its content is "
                          f"{_describe(data, parser)}", kind="unsupported", source=source)
     if parser is None:
-        raise ParseError(f"{_name(source)} is {_describe(data, None)}, which is not a supported "
-                         f"document type (PDF, PNG/JPEG/TIFF, OCR line JSON, Textract JSON, plain text)",
+        what = _describe(data, None)
+        hint = ("; an e-invoice XML (CII, UBL) is read by the e-invoice step unless --einvoice ignore"
+                if what == "an XML/markup document" else "")
+        raise ParseError(f"{_name(source)} is {what}, which is not a supported "
+                         f"document type (PDF, PNG/JPEG/TIFF, OCR line JSON, Textract JSON, plain text){hint}",
                          kind="unsupported", source=source)
     return parser
 

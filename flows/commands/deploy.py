@@ -12,7 +12,7 @@ import os
 import sys
 from pathlib import Path
 
-from flows.commands.common import add_store_options
+from flows.commands.common import add_einvoice_option, add_store_options
 
 GENERATORS = ("baseline", "model")
 PARSERS = ("local", "textract")
@@ -57,6 +57,7 @@ def _inbox_options(p: argparse.ArgumentParser, *, repeat: bool) -> None:
     p.add_argument("--generator", choices=GENERATORS, default="model",
                    help="how instructions for new formats are written: model (default) or baseline")
     p.add_argument("--concurrency", type=int, default=2, help="documents processed at once (default 2)")
+    add_einvoice_option(p)
     p.add_argument("--task-runner", default="threads",
                    help="threads (default), dask, dask:N (local cluster of N processes) or tcp://scheduler:port")
     p.add_argument("--after", choices=("move", "keep"), default="move",
@@ -86,7 +87,8 @@ def _specs(args: argparse.Namespace) -> list:
     return [InboxSpec(inbox=_abs(i), schema_path=_abs(args.schema), dest=_abs(d), rules=_abs(args.rules),
                       home=_abs(args.home), db=args.db, generator=args.generator, parser=args.parser,
                       index=_abs(args.index), concurrency=args.concurrency, after=args.after, lease_s=args.lease_s,
-                      settle_s=args.settle_s, max_attempts=args.max_attempts, follow_links=args.follow_links)
+                      settle_s=args.settle_s, max_attempts=args.max_attempts, follow_links=args.follow_links,
+                      einvoice=args.einvoice)
             for i, d in zip(inboxes, dests)]
 
 

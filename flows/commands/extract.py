@@ -14,7 +14,7 @@ import json
 import sys
 from pathlib import Path
 
-from flows.commands.common import add_store_options
+from flows.commands.common import add_einvoice_option, add_store_options
 from infra.display import printable
 
 GENERATORS = ("baseline", "model")
@@ -57,6 +57,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--parser", choices=("local", "textract"), default="local",
                    help="who reads images and scanned PDFs: the local OCR (default) or Amazon Textract")
     p.add_argument("--index", help="format index: s3vectors://bucket/index (default: faiss under --home)")
+    add_einvoice_option(p)
     p.add_argument("--task-runner", default="threads",
                    help="threads (default), dask, dask:N (local cluster of N processes) or tcp://scheduler:port")
     p.add_argument("--orchestrator", choices=("auto", "local", "prefect"), default=None,
@@ -93,7 +94,7 @@ def _run(args: argparse.Namespace) -> int:
     opts = JobOptions(schema=args.schema, rules=args.rules, home=args.home, db=args.db,
                       generator=args.generator, concurrency=args.concurrency, project=args.project, user=args.user,
                       model_url=args.model_url, parser=args.parser, index=args.index,
-                      follow_links=args.follow_links)
+                      follow_links=args.follow_links, einvoice=args.einvoice)
     out = _out_location(args.out) if args.out else None
     if isinstance(out, Path) and not args.estimate:            # busy or existing output: refused at once
         from flows.output import preflight
