@@ -36,6 +36,7 @@ class PassSpec:
     generator: str = "baseline"                 # baseline | model
     fixer: bool = True                          # with repair: the fixer (new formats) runs
     troubleshooter: bool = True                 # with repair: the troubleshooter (known formats) runs
+    min_confidence: float | None = None         # the confidence target (None: the shipped default)
 
 
 @dataclass
@@ -49,6 +50,8 @@ class BenchRow:
     timings_ms: dict
     attempts: int = 0
     error: str | None = None
+    fields: dict = field(default_factory=dict)      # the row's per-field value, confidence, status, checks
+    features: dict = field(default_factory=dict)    # the calibrator's features per field (bench.calibrate)
 
 
 @dataclass
@@ -118,7 +121,7 @@ def build_job(spec: PassSpec):  # -> flows.pipeline.Job
     settings = Settings.load(home=Path(spec.home), db=spec.dsn, concurrency=1)
     job = Job(schema=load_schema(folder / "schema.json"), rules=load_rule_pack(folder / "rules"),
               settings=settings, generator=spec.generator, reuse_formats=spec.reuse_formats, repair=spec.repair,
-              fixer=spec.fixer, troubleshooter=spec.troubleshooter)
+              fixer=spec.fixer, troubleshooter=spec.troubleshooter, min_confidence=spec.min_confidence)
     if spec.generator == "model":
         ok, why = model_status()
         if not ok:
@@ -142,7 +145,7 @@ def run_pass(spec: PassSpec) -> PassResult:
         rows = run_batch(list(spec.sources), job, ctx, concurrency=1)
         wall = time.perf_counter() - t
     out = [BenchRow(r.source, r.status, r.format.get("match"), r.record, r.pages or 1, dict(r.timings_ms),
-                    r.attempts, (r.error or {}).get("kind")) for r in rows]
+                    r.attempts, (r.error or {}).get("kind"), r.fields, r.features) for r in rows]
     return PassResult(spec, out, round(wall, 3), round(peak_rss_mb(), 1), round(start_rss, 1))
 
 

@@ -70,11 +70,12 @@ def extract_flow(paths: list[str], schema_path: str, out: str, rules: str | None
                  db: str | None = None, generator: str = DEFAULT_GENERATOR, concurrency: int = 2,
                  max_error_ratio: float | None = None, quiet: bool = True, project: str | None = None,
                  user: str | None = None, retry_from: str | None = None, parser: str = "local",
-                 index: str | None = None, model_url: str | None = None) -> dict:
+                 index: str | None = None, model_url: str | None = None, min_confidence: float | None = None) -> dict:
     """Extract every document under `paths` (or the rows of `retry_from` that did not end well)
     into `out/results.jsonl`; returns the batch summary."""
     opts = JobOptions(schema=schema_path, rules=rules, home=home, db=db, generator=generator, concurrency=concurrency,
-                      project=project, user=user, parser=parser, index=index, model_url=model_url)
+                      project=project, user=user, parser=parser, index=index, model_url=model_url,
+                      min_confidence=min_confidence)
     job = build_job(opts)
     try:
         if job.budget is not None:
@@ -147,4 +148,5 @@ def run_extract(paths: list[str], opts: JobOptions, out: Path | str, *, quiet: b
         paths=list(paths), schema_path=str(opts.schema), out=str(out), rules=opts.rules and str(opts.rules),
         home=opts.home and str(opts.home), db=opts.db, generator=opts.generator, concurrency=opts.concurrency,
         max_error_ratio=max_error_ratio, quiet=quiet, project=opts.project, user=opts.user,
-        retry_from=retry_from and str(retry_from), parser=opts.parser, index=opts.index, model_url=opts.model_url)
+        retry_from=retry_from and str(retry_from), parser=opts.parser, index=opts.index, model_url=opts.model_url,
+        min_confidence=opts.min_confidence)

@@ -96,6 +96,7 @@ class InboxSpec:
     lease_s: float = 120.0              # the inbox lease; renewed every lease_s / 4
     settle_s: float = 2.0               # a local file younger than this may still be being written
     max_attempts: int = 3               # runs that may die on one document before it is given up
+    min_confidence: float | None = None  # target for a field to be `verified` (None: schema's, else the default)
 
     def __post_init__(self) -> None:
         if self.after not in AFTER:
@@ -106,7 +107,7 @@ class InboxSpec:
     def job_options(self) -> JobOptions:
         return JobOptions(schema=self.schema_path, rules=self.rules, home=self.home, db=self.db,
                           generator=self.generator, concurrency=self.concurrency, parser=self.parser,
-                          index=self.index)
+                          index=self.index, min_confidence=self.min_confidence)
 
     def parameters(self) -> dict[str, Any]:
         return asdict(self)

@@ -64,6 +64,7 @@ class JobOptions:
     parser: str = "local"              # local | textract (images and scans read by Amazon Textract)
     index: str | None = None           # format index: None = faiss under home, or s3vectors://bucket/index
     model_url: str | None = None       # a running `docassay model serve` (None: $DOCASSAY_MODEL_URL, else in-process)
+    min_confidence: float | None = None  # target for a field to be `verified` (None: schema's, else the default)
 
 
 def build_job(o: JobOptions) -> Job:
@@ -72,11 +73,13 @@ def build_job(o: JobOptions) -> Job:
         raise ConfigError(f"unknown generator {o.generator!r}: choose one of {', '.join(GENERATORS)}")
     if o.parser not in PARSERS:
         raise ConfigError(f"unknown parser {o.parser!r}: choose one of {', '.join(PARSERS)}")
+    if o.min_confidence is not None and not 0.0 <= o.min_confidence <= 1.0:
+        raise ConfigError(f"min confidence must be between 0 and 1, not {o.min_confidence}", setting="min_confidence")
     settings = Settings.load(home=o.home, db=o.db, concurrency=o.concurrency,
                              quota_project=o.project, quota_user=o.user, index=o.index,
                              ocr_engine=PARSERS[o.parser])
     job = Job(schema=load_schema(o.schema), rules=load_rule_pack(o.rules), settings=settings,
-              generator=o.generator, reuse_formats=o.reuse_formats, repair=o.repair)
+              generator=o.generator, reuse_formats=o.reuse_formats, repair=o.repair, min_confidence=o.min_confidence)
     job.scorer = _scorer(o)
     if is_metered(job.scorer):
         job.budget = QuotaBudget.from_settings(settings)

@@ -35,7 +35,7 @@ from extractors.instructions.repair import Change, RepairResult, fix, troublesho
 from extractors.library import FormatLibrary, FormatMatch, schema_key
 from extractors.parsers import parse, read_source
 from extractors.spans import DocIndex
-from flows import lifecycle
+from flows import lifecycle, trust
 from flows.lifecycle import LifecyclePolicy
 from flows.results import Row
 from flows.verification import verify_record
@@ -67,6 +67,7 @@ class Job:
     budget: "Budget | None" = None               # token quotas (infra.quota); None = unmetered
     policy: LifecyclePolicy = field(default_factory=LifecyclePolicy.load)
     verify_settings: VerifySettings | None = None  # None: from the schema's x-docassay keywords
+    min_confidence: float | None = None          # target for `verified` fields (None: schema, else the default)
 
     @property
     def key(self) -> str:
@@ -206,9 +207,11 @@ def process_document(source: str, job: Job, ctx: RunContext, *, data: bytes | No
     if row.sha256 and row.status != "error":
         try:
             with timer.stage("persist"):
+                trust.apply_prior(ctx.conn, row)
                 key = lifecycle.after_outcome(job, ctx.conn, _objects(ctx, job), sha256=row.sha256, source=source,
                                               status=row.status, format_id=row.format.get("id"),
-                                              match=row.format.get("match"), record=row.record, data=data)
+                                              match=row.format.get("match"), record=row.record, data=data,
+                                              golden=trust.golden_worthy(row))
                 store.save_document(ctx.conn, sha256=row.sha256, source=source, status=row.status,
                                     format_id=row.format.get("id"), format_version=row.format.get("version"),
                                     record=row.record, verification=row.verification, provenance=row.provenance,
@@ -373,7 +376,7 @@ def _propose_from_drift(known: FormatMatch, d: _Doc, job: Job, ctx: RunContext, 
     new version was stored and this row finished with it."""
     with ctx.library.learn_lock:
         gen, _quota = _generate_fixed(d, job, row, timer, check)
-        if gen is None or gen.instructions is None or not gen.verdict.passed:
+        if gen is None or gen.instructions is None or not gen.verdict.accepted:
             return False
         current = known.instructions
         candidates: list[tuple[str, Instructions]] = [
@@ -388,7 +391,7 @@ def _propose_from_drift(known: FormatMatch, d: _Doc, job: Job, ctx: RunContext, 
         for how, cand in candidates:
             ext = execute(cand, d.ix)
             v = check(ext.record, ext)
-            if not v.passed:
+            if not v.accepted:                 # a version only from a record verified at the target
                 continue
             prop = lifecycle.propose_version(job, ctx.conn, _objects(ctx, job), known.format_id, cand,
                                              produced_by=produced_by, reason="drift", source=d.doc.sha256,
@@ -427,7 +430,7 @@ def _learn(d: _Doc, job: Job, ctx: RunContext, row: Row, timer: _Timer, check: V
         return
     if known_result is not None:
         result.attempts += known_result.attempts
-    if result.verdict.passed and result.instructions is not None:
+    if result.verdict.accepted and result.instructions is not None:      # learn only from trust
         status = job.policy.new_format_status
         with timer.stage("learn"):
             produced_by = job.generator + ("+fixer" if result.changes else "")

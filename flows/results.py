@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Iterable
 
-STATUSES = ("passed", "repaired", "needs_review", "failed", "quota_exceeded", "error")
+STATUSES = ("passed", "repaired", "reviewed", "corrected", "needs_review", "failed", "quota_exceeded", "error")
 FAILED_STATUSES = ("failed", "error", "quota_exceeded")
 
 
@@ -27,6 +27,11 @@ class Row:
     error: dict | None = None
     repairs: list = field(default_factory=list)
     pages: int | None = None
+    fields: dict = field(default_factory=dict)          # field -> {value, confidence, status, checks}
+    doubtful: list = field(default_factory=list)        # required fields not verified (why it needs review)
+    duplicate_of: dict | None = None                    # the same bytes seen before: {sha256, source, first_seen}
+    review: dict | None = None                          # a person's decision this row keeps: {action, by, at}
+    features: dict = field(default_factory=dict, repr=False)   # field -> calibrator features (not written)
 
     def fail(self, status: str, kind: str, message: str) -> None:
         self.status = status
@@ -38,7 +43,11 @@ class Row:
         self.verification = result.verdict.to_json()
         self.attempts = result.attempts
         self.repairs = [c.to_json() for c in result.changes]
-        if result.verdict.passed:
+        v = result.verdict
+        self.fields = {k: f.to_json() for k, f in v.fields.items()}
+        self.features = {k: dict(b.features) for k, b in v.bases.items() if b.present}
+        self.doubtful = v.doubtful if v.passed else []
+        if v.accepted:
             self.status = "repaired" if repaired else "passed"
         else:
             self.status = "needs_review"
@@ -52,6 +61,14 @@ class Row:
             d["repairs"] = self.repairs
         if self.pages is not None:
             d["pages"] = self.pages
+        if self.fields:
+            d["fields"] = self.fields
+        if self.doubtful:
+            d["doubtful"] = self.doubtful
+        if self.duplicate_of:
+            d["duplicate_of"] = self.duplicate_of
+        if self.review:
+            d["review"] = self.review
         return d
 
 

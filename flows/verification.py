@@ -32,5 +32,5 @@ def verify_record(job: "Job", conn: Any, record: Mapping[str, Any], extraction: 
     vc = VerifyContext(schema=job.schema, record=record, extraction=extraction, rules=job.rules, conn=conn,
                        rule_timeout_ms=job.settings.rule_timeout_ms, settings=cfg, document=document,
                        evidence=evidence, history=history, format_status=format_status,
-                       pending_may_pass=job.policy.pending_may_pass)
+                       pending_may_pass=job.policy.pending_may_pass, min_confidence=job.min_confidence)
     return verify(vc)

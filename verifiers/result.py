@@ -63,6 +63,23 @@ class Verification:
     score: float
     components: dict[str, float] = field(default_factory=dict)
     min_score: float = 0.0
+    fields: dict = field(default_factory=dict)        # field -> verifiers.confidence.FieldConfidence
+    bases: dict = field(default_factory=dict)         # field -> verifiers.confidence.FieldBasis (features)
+
+    @property
+    def doubtful(self) -> list[str]:
+        """Required fields whose value is not `verified` at the policy's target, in schema order."""
+        return [n for n, f in self.fields.items() if f.required and f.status != "verified"]
+
+    @property
+    def accepted(self) -> bool:
+        """May pass without a person: every hard gate passed and every required field is verified."""
+        return self.passed and not self.doubtful
+
+    @property
+    def all_verified(self) -> bool:
+        """Every field that holds a value is verified (what a golden record must be)."""
+        return all(f.status != "doubtful" for f in self.fields.values())
 
     @property
     def passed(self) -> bool:

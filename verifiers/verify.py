@@ -2,6 +2,11 @@
 
     verify(ctx) -> Verification(gates, score, components)
 
+Then each field's confidence (verifiers.confidence): the independent checks (verifiers.checks),
+the evidence and the gates' per-field findings, through the calibrator, give every field a
+probability and a status (verified | doubtful | missing) at the policy's target;
+`Verification.accepted` is what lets a record pass without a person.
+
 Hard gates run first and all of them run (every violation is reported at once, not the first);
 a record passes when every hard gate passes (and its score reaches `min_score`, 0 by default, so
 the score alone never blocks unless configured). Then the score (verifiers.score). Every
@@ -13,6 +18,8 @@ from __future__ import annotations
 
 from typing import Callable
 
+from verifiers.checks import run_checks
+from verifiers.confidence import ConfidencePolicy, assess, field_bases, load_default
 from verifiers.context import VerifyContext
 from verifiers.gates import (completeness, consistency, coverage, evidence, format as format_gate, lifecycle,
                              rules as rules_gate, stale)
@@ -43,7 +50,10 @@ def verify(ctx: VerifyContext, gates: tuple[tuple[str, Gate], ...] = DEFAULT_GAT
     _attach_alternatives(results, ctx)
     score, components = score_record(ctx, results)
     min_score = ctx.cfg.min_score if ctx.well_formed else 0.0
-    return Verification(results, score, components, min_score)
+    bases = field_bases(ctx, results, run_checks(ctx))
+    policy = ConfidencePolicy.from_schema(ctx.schema, ctx.min_confidence)
+    fields = assess(bases, ctx.calibrator or load_default(), policy, required=list(ctx.schema.get("required") or []))
+    return Verification(results, score, components, min_score, fields, bases)
 
 
 def _attach_alternatives(results: dict[str, GateResult], ctx: VerifyContext) -> None:

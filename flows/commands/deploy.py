@@ -12,7 +12,7 @@ import os
 import sys
 from pathlib import Path
 
-from flows.commands.common import add_store_options
+from flows.commands.common import add_min_confidence, add_store_options
 
 GENERATORS = ("baseline", "model")
 PARSERS = ("local", "textract")
@@ -65,6 +65,7 @@ def _inbox_options(p: argparse.ArgumentParser, *, repeat: bool) -> None:
     p.add_argument("--settle-s", type=float, default=2.0,
                    help="leave files younger than this for the next run (still being written)")
     p.add_argument("--max-attempts", type=int, default=3, help="runs that may die on one document before it is given up")
+    add_min_confidence(p)
 
 
 def _abs(path: str | None) -> str | None:
@@ -84,7 +85,7 @@ def _specs(args: argparse.Namespace) -> list:
     return [InboxSpec(inbox=_abs(i), schema_path=_abs(args.schema), dest=_abs(d), rules=_abs(args.rules),
                       home=_abs(args.home), db=args.db, generator=args.generator, parser=args.parser,
                       index=_abs(args.index), concurrency=args.concurrency, after=args.after, lease_s=args.lease_s,
-                      settle_s=args.settle_s, max_attempts=args.max_attempts)
+                      settle_s=args.settle_s, max_attempts=args.max_attempts, min_confidence=args.min_confidence)
             for i, d in zip(inboxes, dests)]
 
 

@@ -11,7 +11,7 @@ import json
 import sys
 from pathlib import Path
 
-from flows.commands.common import add_store_options
+from flows.commands.common import add_min_confidence, add_store_options
 
 GENERATORS = ("baseline", "model")
 
@@ -44,6 +44,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--parser", choices=("local", "textract"), default="local",
                    help="who reads images and scanned PDFs: the local OCR (default) or Amazon Textract")
     p.add_argument("--index", help="format index: s3vectors://bucket/index (default: faiss under --home)")
+    add_min_confidence(p)
     p.add_argument("--task-runner", default="threads",
                    help="threads (default), dask, dask:N (local cluster of N processes) or tcp://scheduler:port")
     p.set_defaults(run=run)
@@ -60,6 +61,9 @@ def _run(args: argparse.Namespace) -> int:
     if args.concurrency < 1:
         print("docassay: error: --concurrency must be at least 1", file=sys.stderr)
         return 2
+    if args.min_confidence is not None and not 0.0 <= args.min_confidence <= 1.0:
+        print("docassay: error: --min-confidence must be between 0 and 1", file=sys.stderr)
+        return 2
     usage_error = _check_inputs(args)
     if usage_error:
         print(f"docassay: error: {usage_error}", file=sys.stderr)
@@ -70,7 +74,8 @@ def _run(args: argparse.Namespace) -> int:
 
     opts = JobOptions(schema=args.schema, rules=args.rules, home=args.home, db=args.db,
                       generator=args.generator, concurrency=args.concurrency, project=args.project, user=args.user,
-                      model_url=args.model_url, parser=args.parser, index=args.index)
+                      model_url=args.model_url, parser=args.parser, index=args.index,
+                      min_confidence=args.min_confidence)
     if args.estimate:
         return _estimate(args, opts)
     _refuse_spent_quota(opts)                                  # before Prefect starts: nothing is processed

@@ -1,0 +1,114 @@
+"""Per-field confidence, status and the record's decision.
+
+    ConfidencePolicy.from_schema(schema, default=None)  the target per field: x-docassay
+                                                        `min_confidence` on a field, else the job's
+                                                        (`--min-confidence`), else DEFAULT_MIN_CONFIDENCE
+    assess(bases, calibrator, policy, required)       -> {field: FieldConfidence}
+    doubtful_required(fields)                          -> required fields not `verified`, in order
+    doubt_reason(fields, names)                        -> "gross_total 0.41 < 0.90 (rules: ...)"
+
+A field is `missing` (no value), `verified` (its confidence reaches its target) or `doubtful`.
+A record is accepted (`passed`) only when its gates pass and every required field is `verified`;
+otherwise it goes to review with its values kept and the doubtful fields named.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
+
+from verifiers.checks import Signal
+from verifiers.confidence.calibrator import Calibrator
+from verifiers.confidence.features import FieldBasis
+from verifiers.errors import VerifyError
+
+__all__ = ["DEFAULT_MIN_CONFIDENCE", "STATUSES", "ConfidencePolicy", "FieldConfidence", "assess",
+           "doubtful_required", "doubt_reason", "MAX_ROW_CHECKS"]
+
+DEFAULT_MIN_CONFIDENCE = 0.9
+"""The default target, chosen on dev-tune and synthetic documents only (verifiers/confidence/CARD.md)."""
+STATUSES = ("verified", "doubtful", "missing")
+MAX_ROW_CHECKS = 12                 # signals listed per field in a row
+
+
+@dataclass(frozen=True)
+class ConfidencePolicy:
+    default: float = DEFAULT_MIN_CONFIDENCE
+    per_field: Mapping[str, float] = field(default_factory=dict)
+
+    def target(self, name: str) -> float:
+        return float(self.per_field.get(name, self.default))
+
+    @classmethod
+    def from_schema(cls, schema: Mapping[str, Any], default: float | None = None) -> "ConfidencePolicy":
+        d = DEFAULT_MIN_CONFIDENCE if default is None else _check(default, "--min-confidence")
+        per: dict[str, float] = {}
+        for name, prop in (schema.get("properties") or {}).items():
+            x = prop.get("x-docassay") if isinstance(prop, Mapping) else None
+            if isinstance(x, Mapping) and "min_confidence" in x:
+                per[name] = _check(x["min_confidence"], f"{name}.x-docassay.min_confidence")
+        return cls(d, per)
+
+
+def _check(v: Any, where: str) -> float:
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0.0 <= float(v) <= 1.0:
+        raise VerifyError(f"{where} must be a number in [0, 1], not {v!r}", kind="schema")
+    return float(v)
+
+
+@dataclass
+class FieldConfidence:
+    field: str
+    value: Any
+    confidence: float | None
+    status: str                                  # verified | doubtful | missing
+    target: float
+    family: str
+    required: bool = False
+    checks: list[Signal] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        return {"value": self.value, "confidence": None if self.confidence is None else round(self.confidence, 4),
+                "status": self.status, "family": self.family,
+                "checks": [{"check": s.check, "outcome": s.outcome, **({"detail": s.detail[:160]} if s.detail else {})}
+                           for s in self.checks[:MAX_ROW_CHECKS]]}
+
+
+def assess(bases: Mapping[str, FieldBasis], calibrator: Calibrator, policy: ConfidencePolicy,
+           required: Sequence[str] = ()) -> dict[str, FieldConfidence]:
+    req = set(required)
+    out: dict[str, FieldConfidence] = {}
+    for name, b in bases.items():
+        t = policy.target(name)
+        if not b.present:
+            out[name] = FieldConfidence(name, b.value, None, "missing", t, b.family, name in req)
+            continue
+        if b.features.get("how:person"):
+            p = 1.0                                   # a person's value is not estimated
+        else:
+            p = calibrator.predict(b.family, b.features)
+        out[name] = FieldConfidence(name, b.value, p, "verified" if p + 1e-12 >= t else "doubtful", t, b.family,
+                                    name in req, list(b.signals))
+    return out
+
+
+def doubtful_required(fields: Mapping[str, FieldConfidence]) -> list[str]:
+    return [n for n, f in fields.items() if f.required and f.status != "verified"]
+
+
+def doubt_reason(fields: Mapping[str, FieldConfidence], names: Sequence[str], limit: int = 3) -> str:
+    """Why each named field is doubtful: its confidence against its target, and the strongest
+    signal against it (a failed check or gate), else 'weak evidence'."""
+    parts = []
+    for n in names[:limit]:
+        f = fields.get(n)
+        if f is None:
+            continue
+        if f.status == "missing":
+            parts.append(f"{n} missing")
+            continue
+        against = next((s for s in f.checks if s.outcome == "fail"), None)
+        why = f"{against.check}: {against.detail}" if against is not None and against.detail else \
+            (against.check if against is not None else "weak evidence")
+        parts.append(f"{n} {f.confidence:.2f} < {f.target:.2f} ({why[:120]})")
+    more = len(names) - limit
+    return "; ".join(parts) + (f"; +{more} more" if more > 0 else "")
