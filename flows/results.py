@@ -102,10 +102,14 @@ class Summary:
     failed: int
     error_ratio: float
     errors: list[str]               # distinct error messages, first few, truncated
+    duplicates: int = 0             # rows whose bytes were seen before (`duplicate_of`)
 
     def to_json(self) -> dict:
-        return {"total": self.total, "by_status": self.by_status, "failed": self.failed,
-                "error_ratio": round(self.error_ratio, 4), "errors": self.errors}
+        d = {"total": self.total, "by_status": self.by_status, "failed": self.failed,
+             "error_ratio": round(self.error_ratio, 4), "errors": self.errors}
+        if self.duplicates:
+            d["duplicates"] = self.duplicates
+        return d
 
 
 def summarize(rows: Iterable[Row], max_errors: int = 5) -> Summary:
@@ -119,4 +123,5 @@ def summarize(rows: Iterable[Row], max_errors: int = 5) -> Summary:
             if msg not in distinct:
                 distinct.append(msg)
     return Summary(len(rows), {s: counts[s] for s in STATUSES if counts.get(s)}, failed,
-                   failed / len(rows) if rows else 0.0, distinct[:max_errors])
+                   failed / len(rows) if rows else 0.0, distinct[:max_errors],
+                   sum(1 for r in rows if r.duplicate_of))

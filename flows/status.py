@@ -65,6 +65,10 @@ def problem_lines(rows: Sequence[Row], limit: int = 20) -> list[str]:
         kind, message = _error(r)
         reason = message or _failed_gates(r) or _doubtful(r)
         out.append(f"  {r.status:<14} {r.source}" + (f": {reason}" if reason else ""))
+    for r in [r for r in rows if r.duplicate_of][:limit]:
+        d = r.duplicate_of or {}
+        out.append(f"  duplicate      {r.source}: the same bytes as {d.get('source')} (first seen {d.get('first_seen')}, "
+                   f"{d.get('status')})")
     if len(bad) > limit:
         out.append(f"  ... and {len(bad) - limit} more (see results.jsonl)")
     return out

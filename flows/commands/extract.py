@@ -91,7 +91,8 @@ def _run(args: argparse.Namespace) -> int:
         return 1
     if not args.quiet:
         counts = ", ".join(f"{k} {v}" for k, v in summary["by_status"].items())
-        print(f"{summary['total']} documents: {counts or 'none'} -> {out / 'results.jsonl'}", file=sys.stderr)
+        dup = f" ({summary['duplicates']} seen before: see duplicate_of)" if summary.get("duplicates") else ""
+        print(f"{summary['total']} documents: {counts or 'none'}{dup} -> {out / 'results.jsonl'}", file=sys.stderr)
         for e in summary["errors"]:
             print(f"  error: {e}", file=sys.stderr)
         if isinstance(out, Path):

@@ -17,7 +17,9 @@ Features (all named; the calibrator's JSON lists the names it was trained on and
     bias, how:<how> (one-hot), value_is_label, reads_as, <check>:pass | <check>:fail (0/1),
     checks:pass_n, checks:fail_n (log1p counts of independent checks), rules:held (log1p),
     record:errors_elsewhere (log1p of the record's other errors), record:gates_passed,
-    alternatives (log1p of the distinct other readings the document offers, at most 5)
+    alternatives (log1p of the distinct other readings the document offers, at most 5),
+    shape:has_digit | shape:words | shape:upper (text values), place:y | place:top |
+    place:later_page (where the value was printed)
 
 The generator's own scores are not here: they exist only when the model writes instructions, not
 when stored instructions replay; `alternatives` (how many other readings the page offers) is the
@@ -109,9 +111,36 @@ def field_bases(ctx: VerifyContext, gates: Mapping[str, GateResult], signals: It
         distinct = {repr(getattr(a, "value", None)) for a in alts.get(name) or []
                     if getattr(a, "value", None) not in (None, value)}
         f["alternatives"] = math.log1p(min(len(distinct), MAX_ALTERNATIVES))
+        f.update(_shape(value))
+        f.update(_place(ctx.document, ev))
         b.features = f
         out[name] = b
     return out
+
+
+def _shape(value: Any) -> dict[str, float]:
+    """What a text value looks like: digits in a name, how many words, how much is upper case."""
+    if not isinstance(value, str):
+        return {}
+    letters = [ch for ch in value if ch.isalpha()]
+    return {"shape:has_digit": 1.0 if any(ch.isdigit() for ch in value) else 0.0,
+            "shape:words": math.log1p(len(value.split())),
+            "shape:upper": sum(ch.isupper() for ch in letters) / len(letters) if letters else 0.0}
+
+
+def _place(document: Any, ev: Any) -> dict[str, float]:
+    """Where on its page the value was printed: its top edge as a share of the page height, and
+    whether it is on the first page."""
+    if ev is None or ev.bbox is None or ev.page is None:
+        return {}
+    pages = getattr(document, "pages", None) or []
+    if not 1 <= ev.page <= len(pages):
+        return {}
+    h = float(getattr(pages[ev.page - 1], "height", 0.0) or 0.0)
+    if h <= 0:
+        return {}
+    y = min(max(ev.bbox[1] / h, 0.0), 1.0)
+    return {"place:y": y, "place:top": 1.0 if y < 0.2 else 0.0, "place:later_page": 1.0 if ev.page > 1 else 0.0}
 
 
 def _gate_signals(gates: Mapping[str, GateResult]) -> dict[str, list[Signal]]:
