@@ -13,42 +13,33 @@ raise for odd input: a malformed value is a `fail` signal or no signal.
         outcome  "pass" (evidence the value is right) | "fail" (evidence it is wrong)
         detail   one human sentence for the row and the reviewer
 
-`CHECKS` is the registry, in order; `run_checks` runs all of them and never lets one check's bug
-stop the others (a check that raises yields a `fail` signal named `<check>:error` on no field,
-logged). The calibrator (verifiers.confidence) turns the signals of a field, with the
+`CHECKS` is the registry, in order, one module per family (each module's docstring lists its
+checks): identifiers (checksums, formats), arithmetic, labels (what the words beside a value
+mean), roles (which block of the page a value stands in), agreement (printed twice, the next-best
+reading, the format's earlier documents), plausibility (dates, proportions, the shape of a name).
+Field roles come from the schema (verifiers.checks.fields; `x-docassay: {"role": ...}`).
+`run_checks` runs all of them and never lets one check's bug stop the others (a check that raises
+yields a `fail` signal named `<check>:error` on the field "" (no field), and is logged). The calibrator (verifiers.confidence) turns the signals of a field, with the
 generator's scores, into a probability. Each check ships conformance cases in tests/verifiers/:
 a value it supports, a value it contradicts, malformed input, and determinism.
 """
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
-from typing import Callable, Literal
 
+from verifiers.checks import agreement, arithmetic, identifiers, labels, plausibility, roles
+from verifiers.checks.signal import OUTCOMES, Check, Outcome, Signal
 from verifiers.context import VerifyContext
 
-__all__ = ["Signal", "Check", "CHECKS", "run_checks", "OUTCOMES"]
+__all__ = ["Signal", "Check", "Outcome", "CHECKS", "run_checks", "OUTCOMES"]
 
-Outcome = Literal["pass", "fail"]
-OUTCOMES = ("pass", "fail")
 _log = logging.getLogger(__name__)
 
-
-@dataclass(frozen=True)
-class Signal:
-    field: str
-    check: str
-    outcome: Outcome
-    detail: str = ""
-
-    def to_json(self) -> dict:
-        return {"check": self.check, "outcome": self.outcome, "detail": self.detail}
-
-
-Check = Callable[[VerifyContext], list[Signal]]
-
-# name -> check, in the order they run. Checks register here (one module each in this package).
-CHECKS: tuple[tuple[str, Check], ...] = ()
+# name -> check, in the order they run; names are unique and stable (calibrator features).
+CHECKS: tuple[tuple[str, Check], ...] = (
+    identifiers.CHECKS + arithmetic.CHECKS + labels.CHECKS + roles.CHECKS + agreement.CHECKS
+    + plausibility.CHECKS
+)
 
 
 def run_checks(ctx: VerifyContext, checks: tuple[tuple[str, Check], ...] | None = None) -> list[Signal]:
@@ -60,4 +51,5 @@ def run_checks(ctx: VerifyContext, checks: tuple[tuple[str, Check], ...] | None 
             out.extend(check(ctx))
         except Exception as exc:          # a check's bug must not stop verification
             _log.warning("check %s failed: %s", name, exc, exc_info=True)
+            out.append(Signal("", f"{name}:error", "fail", f"{type(exc).__name__}: {exc}"))
     return out

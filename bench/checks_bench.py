@@ -1,0 +1,213 @@
+"""How much each independent check (verifiers.checks) is worth: over the rows of a first batch,
+per check and outcome, how often it fires and the share of RIGHT fields among the fields it fired
+on. A check is useful when its `fail` mostly hits wrong values (low right share) and its `pass`
+mostly right ones (high right share), compared with the base rate of the fields it can judge.
+
+    python -m bench.checks_bench --sets dev-invoices,dev-receipts --split dev-tune
+    python -m bench.checks_bench --sets synth-invoices-unseen --formats 10 --docs 3
+    python -m bench.checks_bench --sets dev-invoices --save /tmp/ck.pkl    # keep the captured contexts
+    python -m bench.checks_bench --load /tmp/ck.pkl --show-wrong           # re-score without the pipeline
+
+The pipeline runs in this process (a fresh embedded database and format library per set), and
+every record it verifies is captured with what the checks see (record, extraction, document,
+evidence, the format's previous accepted document); the checks then run on the context of each
+row's final record and their signals are scored against the ground truth (bench.scoring).
+`--split` picks the dev documents BEFORE anything runs (dev-tune: the split we may read;
+dev-holdout: figures only, and `--show-wrong` refuses it). Synthetic sets ignore the split.
+"""
+from __future__ import annotations
+
+import argparse
+import pickle
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from bench.datasets import DEFAULT_DATA, DEV_SETS, BenchDoc, SynthSize, load_set  # noqa: E402
+from bench.scoring import field_correct  # noqa: E402
+from bench.splits import HOLDOUT, SPLITS, TUNE, select  # noqa: E402
+from verifiers.checks import CHECKS, Signal, run_checks  # noqa: E402
+from verifiers.context import VerifyContext  # noqa: E402
+from verifiers.history import MemoryHistory  # noqa: E402
+
+
+@dataclass
+class Captured:
+    """One scored row: the document's ground truth, its final status and the context checked."""
+    set_name: str
+    doc_id: str
+    status: str
+    truth: dict
+    ctx: VerifyContext | None                   # None: the record was never verified (an error row)
+
+
+@dataclass
+class Tally:
+    fired: int = 0
+    right: int = 0
+    examples: list[str] = field(default_factory=list)
+
+
+def _snapshot(ctx: VerifyContext) -> VerifyContext:
+    """The context without its database handles; the history reduced to the previous document."""
+    hist = MemoryHistory()
+    prev = ctx.history.previous() if ctx.history is not None else None
+    if prev is not None:
+        hist.documents.append(prev)
+    return replace(ctx, conn=None, rules=[], history=hist if ctx.history is not None else None)
+
+
+def capture(set_name: str, docs: list[BenchDoc], scratch: Path, generator: str) -> list[Captured]:
+    """Run `docs` as a first batch with the pipeline's verification tapped."""
+    import flows.verification as fv
+    from bench.passes import PassSpec, build_job
+    from bench.session import Session, SessionConfig
+    from flows.batch import run_batch
+    from flows.pipeline import open_context
+
+    seen: dict[str, list[VerifyContext]] = defaultdict(list)
+    real_verify = fv.verify
+
+    def tapped(ctx: VerifyContext, *a: Any, **kw: Any):
+        src = getattr(ctx.document, "source", None)
+        if src is not None:
+            seen[str(src)].append(_snapshot(ctx))
+        return real_verify(ctx, *a, **kw)
+
+    kind = docs[0].kind if docs else "invoice"
+    with Session(SessionConfig(scratch=scratch / "session", keep=False, isolate=False)) as s:
+        home = scratch / f"home-{set_name}"
+        home.mkdir(parents=True, exist_ok=True)
+        spec = PassSpec(f"checks-{set_name}", kind, [d.path for d in docs], str(home), s.fresh_dsn(),
+                        generator=generator)
+        job = build_job(spec)
+        fv.verify = tapped
+        try:
+            with open_context(job.settings) as rc:
+                rows = run_batch(list(spec.sources), job, rc, concurrency=1)
+        finally:
+            fv.verify = real_verify
+    out = []
+    for d, r in zip(docs, rows):
+        final = [c for c in seen.get(r.source, []) if c.record == r.record]
+        out.append(Captured(set_name, d.doc_id, r.status, d.truth, final[-1] if final else None))
+    return out
+
+
+def _is_right(name: str, record: dict, truth: dict, fuzzy: bool) -> bool | None:
+    """Whether a record's field is right; None when the ground truth does not annotate it."""
+    if name not in truth:
+        return None
+    got, want = record.get(name), truth[name]
+    if isinstance(want, list):
+        if not isinstance(got, list) or len(got) != len(want):
+            return False
+        return all(isinstance(g, dict) and all(field_correct(k, g.get(k), v, fuzzy=fuzzy) for k, v in w.items())
+                   for g, w in zip(got, want))
+    return field_correct(name, got, want, fuzzy=fuzzy)
+
+
+def score(captured: list[Captured]) -> tuple[dict[tuple[str, str], Tally], dict[str, int], float]:
+    """Per (check, outcome): fired and right counts; per set the base counts; ms per record."""
+    tallies: dict[tuple[str, str], Tally] = defaultdict(Tally)
+    base = {"fields": 0, "right": 0}
+    t_total, n = 0.0, 0
+    for c in captured:
+        if c.ctx is None or not isinstance(c.ctx.record, dict):
+            continue
+        fuzzy = "receipt" in c.set_name
+        t = time.perf_counter()
+        signals: list[Signal] = run_checks(c.ctx)
+        t_total += time.perf_counter() - t
+        n += 1
+        for f in c.ctx.record:
+            ok = _is_right(f, c.ctx.record, c.truth, fuzzy)
+            if ok is not None:
+                base["fields"] += 1
+                base["right"] += int(ok)
+        for sg in signals:
+            ok = _is_right(sg.field, c.ctx.record, c.truth, fuzzy)
+            if ok is None:
+                continue
+            tl = tallies[(sg.check, sg.outcome)]
+            tl.fired += 1
+            tl.right += int(ok)
+            if not ok and len(tl.examples) < 6:
+                tl.examples.append(f"{c.doc_id} {sg.field}={c.ctx.record.get(sg.field)!r} "
+                                   f"(truth {c.truth.get(sg.field)!r}): {sg.detail}")
+    return tallies, base, (1000 * t_total / n if n else 0.0)
+
+
+def render(title: str, tallies: dict[tuple[str, str], Tally], base: dict[str, int], ms: float,
+           show_wrong: bool) -> str:
+    share = base["right"] / base["fields"] if base["fields"] else 0.0
+    lines = [f"### {title}", "",
+             f"{base['fields']} annotated fields in the verified records, {share:.3f} right; "
+             f"checks take {ms:.2f} ms per record (all {len(CHECKS)} together).", "",
+             "| check | pass fired | right among pass | fail fired | right among fail |",
+             "|---|---:|---:|---:|---:|"]
+    names = [n for n, _ in CHECKS]
+    for name in names:
+        p, f = tallies.get((name, "pass"), Tally()), tallies.get((name, "fail"), Tally())
+        def r(t: Tally) -> str:
+            return f"{t.right / t.fired:.3f}" if t.fired else "-"
+        lines.append(f"| {name} | {p.fired} | {r(p)} | {f.fired} | {r(f)} |")
+    if show_wrong:
+        lines += ["", "Wrong fields a check fired on (first of each):"]
+        for (name, outcome), t in sorted(tallies.items()):
+            for e in t.examples:
+                lines.append(f"* {name}/{outcome}: {e}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sets", default="dev-invoices,dev-receipts")
+    ap.add_argument("--split", choices=SPLITS, default=TUNE, help="dev documents to run (default dev-tune)")
+    ap.add_argument("--data", type=Path, default=DEFAULT_DATA, help="the dev data folder (manifest.jsonl)")
+    ap.add_argument("--generator", choices=("baseline", "model"), default="model")
+    ap.add_argument("--formats", type=int, default=10)
+    ap.add_argument("--docs", type=int, default=3)
+    ap.add_argument("--limit", type=int, help="first N documents of each set (after the split)")
+    ap.add_argument("--save", type=Path, help="pickle the captured contexts here")
+    ap.add_argument("--load", type=Path, help="score contexts captured earlier instead of running the pipeline")
+    ap.add_argument("--show-wrong", action="store_true", help="list wrong fields each check fired on (not on holdout)")
+    args = ap.parse_args(argv)
+
+    if args.load:
+        payload = pickle.loads(args.load.read_bytes())
+        split, captured = payload["split"], [c if isinstance(c, Captured) else Captured(**c) for c in payload["captured"]]
+    else:
+        split, captured = args.split, []
+        scratch = Path(tempfile.mkdtemp(prefix="docassay-checks-", dir="/var/tmp"))
+        for set_name in [s for s in args.sets.split(",") if s]:
+            docs = load_set(set_name, data=args.data, folder=scratch / "docs", size=SynthSize(args.formats, args.docs))
+            if set_name in DEV_SETS:
+                docs = select(docs, split)
+            docs = docs[:args.limit] if args.limit else docs
+            captured += capture(set_name, docs, scratch, args.generator)
+        if args.save:
+            args.save.write_bytes(pickle.dumps({"split": split, "captured": [vars(c) for c in captured]}))
+    if args.show_wrong and split == HOLDOUT and any(c.set_name in DEV_SETS for c in captured):
+        print("--show-wrong is refused on dev-holdout: its errors are never inspected", file=sys.stderr)
+        return 2
+    for set_name in dict.fromkeys(c.set_name for c in captured):
+        rows = [c for c in captured if c.set_name == set_name]
+        tallies, base, ms = score(rows)
+        label = f"{set_name} ({split}, {len(rows)} documents)" if set_name in DEV_SETS else \
+            f"{set_name} ({len(rows)} documents)"
+        print(render(label, tallies, base, ms, args.show_wrong))
+        print()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

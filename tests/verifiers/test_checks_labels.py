@@ -1,0 +1,68 @@
+"""Conformance cases of the label checks (verifiers.checks.labels) and the judging vocabulary."""
+from __future__ import annotations
+
+import pytest
+
+from tests.verifiers.checkkit import GOOD, RECEIPT, assert_conformant, at, by, ctx, page_doc
+from verifiers.checks import labels as L
+from verifiers.checks.vocabulary import heading_meaning, is_label_text, meanings_in, tax_inclusion
+
+
+def test_longest_phrase_wins():
+    assert [m for m, *_ in meanings_in("Due date")] == ["due_date"]
+    assert {m for m, *_ in meanings_in("Liefer- und Leistungsdatum:")} == {"delivery_date"}
+
+
+def test_headings_and_labels():
+    assert heading_meaning("Käufer/Leistungsempfänger:") == "buyer"
+    assert heading_meaning("Bill To") == "buyer"
+    assert heading_meaning("Lieferant GmbH") is None                    # a name, not a heading
+    assert is_label_text("Payment Terms") and is_label_text("Delivery address") and is_label_text("Kunde:")
+    assert not is_label_text("Kunden AG Mitte")
+
+
+def test_tax_inclusion():
+    assert tax_inclusion("TOTAL INCL. OF GST") == "gross_total"
+    assert tax_inclusion("Total sin IVA:") == "net_total"
+    assert tax_inclusion("incl. GST 6 %") is None                       # the tax itself
+    assert tax_inclusion("Summe") is None
+
+
+def test_label_meaning_supports_and_contradicts():
+    doc = page_doc()
+    good = ctx(GOOD, doc=doc, evidence={"due_date": at(doc, "due_date", "04.04.2018"),
+                                        "issue_date": at(doc, "issue_date", "05.03.2018")})
+    s = L.label_meaning(good)
+    assert by(s, "due_date", "label_meaning") == ["pass"] and by(s, "issue_date", "label_meaning") == ["pass"]
+    wrong = ctx(dict(GOOD, due_date="2018-03-01"), doc=doc, evidence={"due_date": at(doc, "due_date", "01.03.2018")})
+    assert by(L.label_meaning(wrong), "due_date", "label_meaning") == ["fail"]      # "Lieferdatum"
+
+
+def test_label_meaning_veto_on_the_line():
+    doc = page_doc([(50, 40, "ZUGFeRD-Version: 2.1 vom 24.03.2020"), (50, 60, "Zahlbar bis 15.03.2018 mit 2 % Skonto")])
+    c = ctx(dict(GOOD, issue_date="2020-03-24", due_date="2018-03-15"), doc=doc,
+            evidence={"issue_date": at(doc, "issue_date", "24.03.2020", label="vom"),
+                      "due_date": at(doc, "due_date", "15.03.2018", label="Zahlbar bis")})
+    s = L.label_meaning(c)
+    assert by(s, "issue_date", "label_meaning") == ["fail"] and by(s, "due_date", "label_meaning") == ["fail"]
+
+
+def test_label_meaning_from_the_anchor_label_when_nothing_is_left_of_the_value():
+    doc = page_doc([(50, 40, "Cash"), (50, 52, "50.00")])
+    c = ctx({"total": 50.0}, schema=RECEIPT, doc=doc, evidence={"total": at(doc, "total", "50.00", label="=CASH")})
+    assert by(L.label_meaning(c), "total", "label_meaning") == ["fail"]
+    c = ctx({"total": 50.0}, schema=RECEIPT, doc=doc,
+            evidence={"total": at(doc, "total", "50.00", label="=TOTAL INCL. GST")})
+    assert by(L.label_meaning(c), "total", "label_meaning") == ["pass"]
+
+
+def test_value_not_label():
+    assert by(L.value_not_label(ctx(GOOD)), "buyer_name", "value_not_label") == ["pass"]
+    assert by(L.value_not_label(ctx(dict(GOOD, buyer_name="Payment Terms"))), "buyer_name", "value_not_label") == ["fail"]
+    assert by(L.value_not_label(ctx(dict(GOOD, buyer_name="Lieferadresse:"))), "buyer_name", "value_not_label") == ["fail"]
+
+
+@pytest.mark.parametrize("name,check", L.CHECKS)
+def test_conformance(name, check):
+    doc = page_doc()
+    assert_conformant(check, ctx(GOOD, doc=doc, evidence={"due_date": at(doc, "due_date", "04.04.2018")}))

@@ -1,0 +1,76 @@
+"""Conformance cases of the plausibility checks (verifiers.checks.plausibility)."""
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+
+from tests.verifiers.checkkit import GOOD, RECEIPT, assert_conformant, at, by, ctx, page_doc
+from verifiers.checks import plausibility as P
+
+
+@pytest.fixture(autouse=True)
+def fixed_today(monkeypatch):
+    monkeypatch.setattr(P, "today", lambda: date(2024, 6, 1))
+
+
+def test_date_range():
+    assert by(P.date_range(ctx(GOOD)), "issue_date", "date_range") == ["pass"]
+    for bad in ("1899-01-01", "2031-01-01", "05.03.2018"):
+        assert by(P.date_range(ctx(dict(GOOD, issue_date=bad))), "issue_date", "date_range") == ["fail"], bad
+
+
+def test_due_after_issue():
+    assert by(P.due_after_issue(ctx(GOOD)), "due_date", "due_after_issue") == ["pass"]
+    assert by(P.due_after_issue(ctx(dict(GOOD, due_date="2018-03-01"))), "due_date", "due_after_issue") == ["fail"]
+    assert by(P.due_after_issue(ctx(dict(GOOD, due_date="2020-03-01"))), "due_date", "due_after_issue") == ["fail"]
+
+
+def test_tax_share():
+    s = P.tax_share(ctx(GOOD))
+    assert by(s, "tax_total", "tax_share") == ["pass"] and by(s, "gross_total", "tax_share") == ["pass"]
+    s = P.tax_share(ctx(dict(GOOD, tax_total=300.0, gross_total=300.0)))
+    assert by(s, "tax_total", "tax_share") == ["fail"] and by(s, "gross_total", "tax_share") == ["fail"]
+
+
+@pytest.mark.parametrize("value,outcome", [
+    ("Lieferant GmbH", "pass"), ("AEON CO. (M) BHD", "pass"), ("Deutschland", "fail"),
+    ("DE 69876 Frankfurt", "fail"), ("Lieferantenstraße 20", "fail"), ("SALESPERSON : EIRA", "fail"),
+    ("SDN BHD", "fail"), ("ALAM) SDN BHD", "fail"), ("99 SPEED MART S/B (519537-X)", "fail"),
+    ("info@lieferant.de", "fail"), ("BANDAR BARU PERMAS JAYA", "fail")])
+def test_name_shape(value, outcome):
+    assert by(P.name_shape(ctx(dict(GOOD, buyer_name=value))), "buyer_name", "name_shape") == [outcome]
+
+
+def test_name_shape_without_opinion():
+    assert by(P.name_shape(ctx(dict(GOOD, buyer_name="Hans Muster"))), "buyer_name", "name_shape") == []
+
+
+@pytest.mark.parametrize("value,outcome", [
+    ("NO. 17-G, JALAN SETIA INDAH, 40170 SHAH ALAM", "pass"), ("Lieferantenstraße 20 80333 München", "pass"),
+    ("TABLE : 3 CASH", "fail"), ("NO.22 JALAN PUTERI 47100 PUCHONG 02/02/2017 7:31:08 PM", "fail"),
+    ("CH50514 T5 JOINT 2PIN", "fail")])
+def test_address_shape(value, outcome):
+    rec = {"company": "X SDN BHD", "address": value, "total": 1.0}
+    assert by(P.address_shape(ctx(rec, schema=RECEIPT)), "address", "address_shape") == [outcome]
+
+
+def test_amount_format():
+    doc = page_doc([(50, 50, "Qty 6"), (50, 62, "Item 5.30"), (50, 74, "Item 10.60"), (50, 86, "Total 15.90")])
+    ok = ctx({"total": 15.9}, schema=RECEIPT, doc=doc, evidence={"total": at(doc, "total", "15.90")})
+    assert by(P.amount_format(ok), "total", "amount_format") == ["pass"]
+    bad = ctx({"total": 6.0}, schema=RECEIPT, doc=doc, evidence={"total": at(doc, "total", "6")})
+    assert by(P.amount_format(bad), "total", "amount_format") == ["fail"]
+
+
+def test_number_shape():
+    assert by(P.number_shape(ctx(GOOD)), "invoice_number", "number_shape") == ["pass"]
+    assert by(P.number_shape(ctx(dict(GOOD, invoice_number="Invoice"))), "invoice_number", "number_shape") == ["fail"]
+    assert by(P.number_shape(ctx(dict(GOOD, invoice_number="please pay within 30 days"))),
+              "invoice_number", "number_shape") == ["fail"]
+
+
+@pytest.mark.parametrize("name,check", P.CHECKS)
+def test_conformance(name, check):
+    doc = page_doc()
+    assert_conformant(check, ctx(GOOD, doc=doc, evidence={"gross_total": at(doc, "gross_total", "562,87")}))

@@ -1,0 +1,31 @@
+"""The checks registry: unique stable names, one module per family, a failing check isolated."""
+from __future__ import annotations
+
+from tests.verifiers.checkkit import GOOD, at, ctx, page_doc
+from verifiers.checks import CHECKS, Signal, run_checks
+
+
+def test_names_are_unique():
+    names = [n for n, _ in CHECKS]
+    assert len(names) == len(set(names)) and len(names) >= 25
+
+
+def test_run_checks_on_a_real_page():
+    doc = page_doc()
+    ev = {"seller_name": at(doc, "seller_name", "Lieferant GmbH"), "due_date": at(doc, "due_date", "04.04.2018"),
+          "gross_total": at(doc, "gross_total", "562,87")}
+    signals = run_checks(ctx(GOOD, doc=doc, evidence=ev))
+    assert all(isinstance(s, Signal) and s.outcome in ("pass", "fail") for s in signals)
+    assert {s.field for s in signals} <= set(GOOD)
+    assert not [s for s in signals if s.outcome == "fail" and s.field != "seller_vat_id"]   # a right record
+
+
+def test_a_raising_check_becomes_an_error_signal():
+    def broken(_):
+        raise ValueError("boom")
+    out = run_checks(ctx(GOOD), checks=(("broken", broken), ("ok", lambda c: [Signal("x", "ok", "pass")])))
+    assert [(s.check, s.outcome, s.field) for s in out] == [("broken:error", "fail", ""), ("ok", "pass", "x")]
+
+
+def test_not_a_mapping_gives_nothing():
+    assert run_checks(ctx(["not", "a", "record"])) == []   # type: ignore[arg-type]

@@ -1,0 +1,93 @@
+"""Conformance cases of the role-and-place checks (verifiers.checks.roles) and of field roles."""
+from __future__ import annotations
+
+import pytest
+
+from extractors.document import BBox
+from extractors.instructions.executor import Extraction, Provenance
+from tests.verifiers.checkkit import GOOD, INVOICE, RECEIPT, assert_conformant, at, by, ctx, page_doc
+from verifiers.checks import roles as R
+from verifiers.checks.fields import roles_of
+
+
+def test_roles_from_the_shipped_schemas():
+    inv = roles_of(INVOICE)
+    assert inv.role("seller_vat_id") == "seller_vat_id" and inv.role("invoice_number") == "document_number"
+    assert inv.role("net_total") == "net_total" and inv.role("tax_total") == "tax_total"
+    assert inv.items["line_items"] == {"description": "description", "quantity": "quantity",
+                                       "unit_price": "unit_price", "line_total": "line_total"}
+    rec = roles_of(RECEIPT)
+    assert rec.role("company") == "seller_name" and rec.role("date") == "issue_date"
+    assert rec.role("total") == "gross_total" and rec.role("address") == "seller_address"
+
+
+def test_roles_from_other_names():
+    schema = {"type": "object", "properties": {
+        "vendorName": {"type": "string"}, "customer_vat_number": {"type": "string"},
+        "payment_due": {"type": "string", "format": "date"}, "total_incl_tax": {"type": "number"},
+        "amount_untaxed": {"type": "number"}, "notes": {"type": "string"}}}
+    r = roles_of(schema)
+    assert r.role("vendorName") == "seller_name" and r.role("customer_vat_number") == "buyer_vat_id"
+    assert r.role("payment_due") == "due_date" and r.role("total_incl_tax") == "gross_total"
+    assert r.role("amount_untaxed") == "net_total" and r.role("notes") is None
+    assert roles_of({"type": "object", "properties": "nope"}).by_field == {}
+
+
+def _party_ctx(vat_text: str, vat: str):
+    doc = page_doc()
+    return ctx(dict(GOOD, seller_vat_id=vat), doc=doc, evidence={
+        "seller_name": at(doc, "seller_name", "Lieferant GmbH"),
+        "seller_vat_id": at(doc, "seller_vat_id", vat_text),
+        "buyer_name": at(doc, "buyer_name", "Kunden AG Mitte")})
+
+
+def test_party_block():
+    s = R.party_block(_party_ctx("DE136695976", "DE136695976"))
+    assert by(s, "seller_vat_id", "party_block") == ["pass"] and by(s, "buyer_name", "party_block") == ["pass"]
+    s = R.party_block(_party_ctx("DE123456789", "DE123456789"))          # the buyer's VAT ID
+    assert by(s, "seller_vat_id", "party_block") == ["fail"]
+
+
+def test_seller_one_block():
+    assert by(R.seller_one_block(_party_ctx("DE136695976", "DE136695976")), "seller_vat_id", "seller_one_block") == ["pass"]
+    assert by(R.seller_one_block(_party_ctx("DE123456789", "DE123456789")), "seller_vat_id", "seller_one_block") == ["fail"]
+
+
+def test_not_table_row():
+    doc = page_doc()
+    good = ctx(GOOD, doc=doc, evidence={"buyer_name": at(doc, "buyer_name", "Kunden AG Mitte")})
+    assert by(R.not_table_row(good), "buyer_name", "not_table_row") == ["pass"]
+    bad = ctx(dict(GOOD, buyer_name="Joghurt Banane"), doc=doc,
+              evidence={"buyer_name": at(doc, "buyer_name", "Joghurt Banane")})
+    assert by(R.not_table_row(bad), "buyer_name", "not_table_row") == ["fail"]
+
+
+def _items_extraction():
+    ex = Extraction()
+    ex.provenance["line_items/0/description"] = Provenance(1, BBox(60, 312, 160, 322), "Trennblätter A4", "table")
+    ex.provenance["line_items/1/line_total"] = Provenance(1, BBox(200, 324, 240, 334), "275,00", "table")
+    return ex
+
+
+def test_outside_items():
+    doc = page_doc()
+    ok = ctx(GOOD, doc=doc, extraction=_items_extraction(),
+             evidence={"seller_name": at(doc, "seller_name", "Lieferant GmbH")})
+    assert by(R.outside_items(ok), "seller_name", "outside_items") == ["pass"]
+    bad = ctx(dict(GOOD, seller_name="Trennblätter A4"), doc=doc, extraction=_items_extraction(),
+              evidence={"seller_name": at(doc, "seller_name", "Joghurt Banane")})
+    assert by(R.outside_items(bad), "seller_name", "outside_items") == ["fail"]
+    assert R.outside_items(ctx(GOOD, doc=doc)) == []                    # no items provenance
+
+
+def test_parties_distinct():
+    assert by(R.parties_distinct(ctx(GOOD)), "buyer_name", "parties_distinct") == ["pass"]
+    s = R.parties_distinct(ctx(dict(GOOD, buyer_name="LIEFERANT  GmbH")))
+    assert by(s, "buyer_name", "parties_distinct") == ["fail"] and by(s, "seller_name", "parties_distinct") == ["fail"]
+
+
+@pytest.mark.parametrize("name,check", R.CHECKS)
+def test_conformance(name, check):
+    c = _party_ctx("DE123456789", "DE123456789")
+    c.extraction = _items_extraction()
+    assert_conformant(check, c)

@@ -1,0 +1,243 @@
+"""Agreement: the same value said twice, by the page, by the next-best reading, by the format's
+earlier documents.
+
+    value_printed        the value is printed on the document at all (a name or ID as its
+                         characters, white space ignored; an amount in any decimal convention;
+                         a date in a common numeric or month-name form): a value found nowhere
+                         fails (an amount the troubleshooter computed, a garbled name)
+    printed_twice        the value is printed on another line too (the seller's name in the
+                         letterhead and the footer; the total on page 1 and in the summary)
+    alternative_agrees   the next-best readings the extraction offers (extraction.alternatives,
+                         `nearby span`): one of them equal to the value passes; only different
+                         ones compete: fail
+    reading_ambiguous    the printed text also reads as another value (05.03.2018 as 5 March or
+                         3 May; 1.234 as 1234 or 1.234): fail; a single reading passes
+    history_agrees       a value that belongs to the format (the seller's name, VAT ID, IBAN, the
+                         currency, or a field marked `x-docassay: {"per_format": "same"}`) equals
+                         the format's previous accepted document's (verifiers.history): pass;
+                         differs: fail
+    history_repeats      a per-document value (document number, issue date, gross total) equal to
+                         the format's previous document's fails (copied, or the same document
+                         again); a different one passes
+    currency_printed     the currency's code or sign is printed; another code or sign printed
+                         instead fails
+
+Fields by role and kind (verifiers.checks.fields, verifiers.settings).
+"""
+from __future__ import annotations
+
+import re
+from datetime import date
+
+from verifiers.checks.fields import roles_of
+from verifiers.checks.page import compact, doc_lines, doc_text
+from verifiers.checks.signal import Signal
+from verifiers.checks.values import iso_date, num, text
+from verifiers.context import VerifyContext
+from verifiers.evidence import FieldEvidence
+from verifiers.history import value_key
+
+__all__ = ["value_printed", "printed_twice", "alternative_agrees", "reading_ambiguous", "history_agrees",
+           "history_repeats",
+           "currency_printed", "CHECKS", "CURRENCY_SIGNS"]
+
+_FORMAT_ROLES = ("seller_name", "seller_vat_id", "seller_address", "iban", "bic", "currency")
+_DOCUMENT_ROLES = ("document_number", "issue_date", "gross_total")
+AMOUNT_EPS = 0.005
+CURRENCY_SIGNS = {"€": "EUR", "$": "USD", "£": "GBP", "¥": "JPY", "₹": "INR", "RM": "MYR", "Rs": "INR",
+                  "CHF": "CHF", "Fr.": "CHF", "S$": "SGD", "A$": "AUD", "C$": "CAD", "kr": "SEK", "zł": "PLN"}
+_MONTHS = {
+    1: ("jan", "januar", "january", "janvier", "januari", "janv", "jän", "jaenner"),
+    2: ("feb", "februar", "february", "fevrier", "februari", "fev"),
+    3: ("mar", "marz", "maerz", "march", "mars", "maart", "mac", "mrz"),
+    4: ("apr", "april", "avril", "avr"),
+    5: ("may", "mai", "mei"),
+    6: ("jun", "juni", "june", "juin"),
+    7: ("jul", "juli", "july", "juillet", "julai", "juil"),
+    8: ("aug", "august", "aout", "augustus", "ogos"),
+    9: ("sep", "sept", "september", "septembre"),
+    10: ("oct", "okt", "oktober", "october", "octobre"),
+    11: ("nov", "november", "novembre"),
+    12: ("dec", "dez", "dezember", "december", "decembre", "dis", "disember"),
+}
+_KINDS_TEXT = ("text", "identifier", "code")
+
+
+def _date_forms(d: date) -> list[str]:
+    """Compact forms a date may be printed in (after `_compact`: no punctuation or spaces)."""
+    dd, mm, yyyy, yy = f"{d.day:02d}", f"{d.month:02d}", f"{d.year}", f"{d.year % 100:02d}"
+    forms = {dd + mm + yyyy, dd + mm + yy, mm + dd + yyyy, mm + dd + yy, yyyy + mm + dd,
+             f"{d.day}{d.month}{yyyy}", f"{d.month}{d.day}{yyyy}", f"{d.day}{mm}{yyyy}"}
+    for name in _MONTHS[d.month]:
+        forms |= {f"{d.day}{name}{yyyy}", f"{dd}{name}{yyyy}", f"{name}{d.day}{yyyy}", f"{name}{dd}{yyyy}",
+                  f"{dd}{name}{yy}", f"{d.day}{name}{yy}"}
+    return sorted(forms)
+
+
+def _lines_with(ctx: VerifyContext, f: str, kind: str) -> list[int] | None:
+    """Indexes of the document lines that print the value of `f`; None when not judged."""
+    dt = doc_text(ctx.document)
+    if not dt.lines:
+        return None
+    v = ctx.record.get(f)
+    if kind in ("amount", "quantity", "number", "integer"):
+        x = num(v)
+        if x is None:
+            return None
+        x = round(abs(x), 6)
+        return [i for i, nums in enumerate(dt.amounts) if x in nums or any(abs(r - x) < AMOUNT_EPS for r in nums)]
+    if kind == "date":
+        d = iso_date(v)
+        if d is None:
+            return None
+        forms = [fm for fm in _date_forms(d) if fm in dt.joined]
+        return sorted({i for fm in forms for i, c in enumerate(dt.compact) if fm in c})
+    if kind in _KINDS_TEXT:
+        c = compact(v) if isinstance(v, str) else ""
+        if len(c) < 2:
+            return None
+        hits = [i for i, line in enumerate(dt.compact) if c in line]
+        if not hits and len(c) > 12 and c in dt.joined:      # a value printed over several lines
+            return [-1]
+        return hits
+    return None
+
+
+def value_printed(ctx: VerifyContext) -> list[Signal]:
+    out = []
+    for f, pol in ctx.cfg.fields.items():
+        if ctx.record.get(f) in (None, "") or (pol.kind == "code" and roles_of(ctx.schema).role(f) == "currency"):
+            continue
+        hits = _lines_with(ctx, f, pol.kind)
+        if hits is None:
+            continue
+        if hits:
+            out.append(Signal(f, "value_printed", "pass", f"printed on {len(hits)} line(s)"))
+        else:
+            out.append(Signal(f, "value_printed", "fail", f"{ctx.record[f]!r} is printed nowhere on the document"))
+    return out
+
+
+def printed_twice(ctx: VerifyContext) -> list[Signal]:
+    out = []
+    for f, pol in ctx.cfg.fields.items():
+        if ctx.record.get(f) in (None, "") or pol.kind in ("boolean",) or roles_of(ctx.schema).role(f) == "currency":
+            continue
+        hits = _lines_with(ctx, f, pol.kind)
+        if hits and len([h for h in hits if h >= 0]) >= 2:
+            out.append(Signal(f, "printed_twice", "pass", f"printed on {len(hits)} lines"))
+    return out
+
+
+def _same(a: object, b: object) -> bool:
+    x, y = num(a), num(b)
+    if x is not None and y is not None:
+        return abs(x - y) < AMOUNT_EPS
+    return isinstance(a, str) and isinstance(b, str) and compact(a) == compact(b)
+
+
+def alternative_agrees(ctx: VerifyContext) -> list[Signal]:
+    alts = getattr(ctx.extraction, "alternatives", None) or {}
+    out = []
+    for f, options in alts.items():
+        v = ctx.record.get(f) if isinstance(f, str) else None
+        if v in (None, "") or not isinstance(options, list):
+            continue
+        nearby = [getattr(a, "value", None) for a in options if getattr(a, "how", "") == "nearby span"]
+        nearby = [a for a in nearby if a not in (None, "")]
+        if not nearby:
+            continue
+        if any(_same(a, v) for a in nearby):
+            out.append(Signal(f, "alternative_agrees", "pass", "the next-best reading says the same"))
+        else:
+            out.append(Signal(f, "alternative_agrees", "fail",
+                              f"{len(nearby)} other reading(s) compete, e.g. {nearby[0]!r}"))
+    return out
+
+
+def reading_ambiguous(ctx: VerifyContext) -> list[Signal]:
+    alts = getattr(ctx.extraction, "alternatives", None) or {}
+    out = []
+    for f, pol in ctx.cfg.fields.items():
+        v = ctx.record.get(f)
+        ev = (ctx.evidence or {}).get(f)
+        if v in (None, "") or pol.kind not in ("date", "amount") or not isinstance(ev, FieldEvidence) or not ev.text:
+            continue
+        if ev.how not in ("label", "table", "pattern", "position"):
+            continue
+        others = [getattr(a, "value", None) for a in alts.get(f) or [] if getattr(a, "how", "") == "other reading"]
+        others = [o for o in others if o not in (None, "") and not _same(o, v)]
+        if others:
+            out.append(Signal(f, "reading_ambiguous", "fail", f"{ev.text!r} also reads as {others[0]!r}"))
+        else:
+            out.append(Signal(f, "reading_ambiguous", "pass", f"{ev.text!r} has one reading"))
+    return out
+
+
+def history_agrees(ctx: VerifyContext) -> list[Signal]:
+    prev = ctx.history.previous() if ctx.history is not None else None
+    if prev is None or not hasattr(prev.record, "get"):
+        return []
+    r = roles_of(ctx.schema)
+    out = []
+    for f, pol in ctx.cfg.fields.items():
+        v, pv = ctx.record.get(f), prev.record.get(f)
+        if v in (None, "", []) or pv in (None, "", []) or isinstance(v, (list, dict)):
+            continue
+        role = r.role(f)
+        same = value_key(v) == value_key(pv)
+        if role in _FORMAT_ROLES or pol.same_per_format:
+            out.append(Signal(f, "history_agrees", "pass" if same else "fail",
+                              f"{'as' if same else 'unlike'} the format's previous document ({pv!r})"))
+    return out
+
+
+def history_repeats(ctx: VerifyContext) -> list[Signal]:
+    prev = ctx.history.previous() if ctx.history is not None else None
+    if prev is None or not hasattr(prev.record, "get"):
+        return []
+    out = []
+    for f, role in roles_of(ctx.schema).by_field.items():
+        v, pv = ctx.record.get(f), prev.record.get(f)
+        if role not in _DOCUMENT_ROLES or v in (None, "") or pv in (None, "") or isinstance(v, (list, dict)):
+            continue
+        if value_key(v) == value_key(pv):
+            out.append(Signal(f, "history_repeats", "fail", f"the same {f} as the format's previous document"))
+        else:
+            out.append(Signal(f, "history_repeats", "pass", f"differs from the format's previous document"))
+    return out
+
+
+_CODE = re.compile(r"\b([A-Z]{3})\b")
+
+
+def currency_printed(ctx: VerifyContext) -> list[Signal]:
+    from verifiers.checks.identifiers import ISO_4217
+    fields = roles_of(ctx.schema).fields("currency")
+    lines = doc_lines(ctx.document)
+    if not fields or not lines:
+        return []
+    printed: set[str] = set()
+    for _, _, t in lines:
+        printed |= {c for c in _CODE.findall(t) if c in ISO_4217}
+        for sign, code in CURRENCY_SIGNS.items():
+            if sign in t and (not sign.isalpha() or re.search(rf"(?<![A-Za-z]){re.escape(sign)}(?![A-Za-z])", t)):
+                printed.add(code)
+    out = []
+    for f in fields:
+        v = text(ctx.record.get(f))
+        if v is None:
+            continue
+        v = v.upper()
+        if v in printed:
+            out.append(Signal(f, "currency_printed", "pass", f"{v} is printed (as its code or sign)"))
+        elif printed:
+            out.append(Signal(f, "currency_printed", "fail", f"{v} is not printed; the document prints "
+                                                             + ", ".join(sorted(printed))))
+    return out
+
+
+CHECKS = (("value_printed", value_printed), ("printed_twice", printed_twice),
+          ("alternative_agrees", alternative_agrees), ("reading_ambiguous", reading_ambiguous),
+          ("history_agrees", history_agrees), ("history_repeats", history_repeats),
+          ("currency_printed", currency_printed))

@@ -1,0 +1,179 @@
+"""Arithmetic between the amounts of a record.
+
+    totals_add_up     net + tax = gross (all three judged together: which one is wrong, the
+                      calibrator weighs with the other signals)
+    items_sum         the items' line totals add up to the net or the gross total (within the
+                      `amount` tolerance: tighter than the completeness gate's 10 %)
+    line_arithmetic   quantity × unit price = line total on every item that prints all three
+    tax_rate          tax = rate × net for a rate printed on the document ("19 %"); with several
+                      rates printed, a tax that no single rate and no mix of them can give fails
+    signs_agree       net, tax and gross carry one sign (a credit note is negative throughout)
+    sign_printed      an amount's sign is the one printed where it was read ("-7,90", "7,90-")
+
+Fields by role (verifiers.checks.fields): net_total, tax_total, gross_total; arrays with
+line_total / quantity / unit_price columns. Tolerances are named below or come from the schema's
+settings (`amount`).
+"""
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from verifiers.checks.fields import roles_of
+from verifiers.checks.page import doc_text
+from verifiers.checks.signal import Signal
+from verifiers.checks.values import num
+from verifiers.context import VerifyContext
+from verifiers.evidence import FieldEvidence
+from verifiers.settings import Tolerance
+from verifiers.tolerance import matches
+
+__all__ = ["totals_add_up", "items_sum", "line_arithmetic", "tax_rate", "signs_agree", "sign_printed",
+           "LINE_TOLERANCE", "TAX_RATE_TOLERANCE", "CHECKS"]
+
+# quantity × unit price is rounded to the cent on the line, and unit prices are often printed
+# with more decimals than the line total: half a percent, at least two cents.
+LINE_TOLERANCE = Tolerance("number", abs=0.02, rel=0.005)
+# tax is rounded per line or per rate: one percent of the tax, at least five cents.
+TAX_RATE_TOLERANCE = Tolerance("number", abs=0.05, rel=0.01)
+
+
+def _amounts(ctx: VerifyContext) -> dict[str, tuple[str, float]]:
+    """role -> (field, value) for the totals present as numbers."""
+    r = roles_of(ctx.schema)
+    out = {}
+    for role in ("net_total", "tax_total", "gross_total"):
+        f = r.first(role)
+        v = num(ctx.record.get(f)) if f else None
+        if f and v is not None:
+            out[role] = (f, v)
+    return out
+
+
+def totals_add_up(ctx: VerifyContext) -> list[Signal]:
+    a = _amounts(ctx)
+    if len(a) < 3:
+        return []
+    (nf, n), (tf, t), (gf, g) = a["net_total"], a["tax_total"], a["gross_total"]
+    ok = matches(ctx.cfg.tolerances["amount"], g, n + t)
+    detail = (f"{nf} {n} + {tf} {t} {'=' if ok else '!='} {gf} {g}")
+    return [Signal(f, "totals_add_up", "pass" if ok else "fail", detail) for f in (nf, tf, gf)]
+
+
+def _items(ctx: VerifyContext) -> list[tuple[str, list[Mapping[str, Any]], Mapping[str, str]]]:
+    out = []
+    for name, cols in roles_of(ctx.schema).items.items():
+        rows = ctx.record.get(name)
+        if isinstance(rows, list) and rows and all(isinstance(x, Mapping) for x in rows):
+            out.append((name, rows, {role: col for col, role in cols.items()}))
+    return out
+
+
+def items_sum(ctx: VerifyContext) -> list[Signal]:
+    a = _amounts(ctx)
+    out = []
+    tol = ctx.cfg.tolerances["amount"]
+    for name, rows, col in _items(ctx):
+        lt = col.get("line_total")
+        vals = [num(x.get(lt)) for x in rows] if lt else []
+        if not vals or any(v is None for v in vals):
+            continue
+        total = round(sum(v for v in vals if v is not None), 6)
+        totals = [(a[r][0], a[r][1]) for r in ("net_total", "gross_total") if r in a]
+        if not totals:
+            continue
+        hit = next(((f, v) for f, v in totals if matches(tol, v, total)), None)
+        if hit:
+            out.append(Signal(name, "items_sum", "pass", f"the {len(rows)} line totals add up to {hit[0]} {hit[1]}"))
+            out.append(Signal(hit[0], "items_sum", "pass", f"equals the sum of the {len(rows)} {name} ({total})"))
+        else:
+            out.append(Signal(name, "items_sum", "fail",
+                              f"the {len(rows)} line totals add up to {total}, not to "
+                              + " or ".join(f"{f} {v}" for f, v in totals)))
+    return out
+
+
+def line_arithmetic(ctx: VerifyContext) -> list[Signal]:
+    out = []
+    for name, rows, col in _items(ctx):
+        q, p, t = col.get("quantity"), col.get("unit_price"), col.get("line_total")
+        if not (q and p and t):
+            continue
+        judged, bad = 0, []
+        for i, x in enumerate(rows):
+            qv, pv, tv = num(x.get(q)), num(x.get(p)), num(x.get(t))
+            if qv is None or pv is None or tv is None:
+                continue
+            judged += 1
+            if not matches(LINE_TOLERANCE, abs(tv), abs(qv * pv)):
+                bad.append(f"[{i}] {qv} × {pv} = {round(qv * pv, 4)}, not {tv}")
+        if not judged:
+            continue
+        if bad:
+            out.append(Signal(name, "line_arithmetic", "fail", "; ".join(bad[:3])))
+        else:
+            out.append(Signal(name, "line_arithmetic", "pass", f"quantity × unit price = line total on {judged} lines"))
+    return out
+
+
+def tax_rate(ctx: VerifyContext) -> list[Signal]:
+    a = _amounts(ctx)
+    if "tax_total" not in a or "net_total" not in a:
+        return []
+    (tf, t), (_, n) = a["tax_total"], a["net_total"]
+    if n == 0 or t == 0:
+        return []                                       # zero-rated or reverse charge: nothing to compute
+    rates = doc_text(ctx.document).percents
+    if not rates:
+        return []
+    hit = next((r for r in sorted(rates) if matches(TAX_RATE_TOLERANCE, t, n * r / 100.0)), None)
+    if hit is not None:
+        return [Signal(tf, "tax_rate", "pass", f"{tf} {t} = {hit:g} % of {n}")]
+    lo, hi = min(rates), max(rates)
+    share = t / n
+    if len(rates) > 1 and lo / 100.0 - 0.005 <= share <= hi / 100.0 + 0.005:
+        return []                                       # a mix of the printed rates may give it
+    return [Signal(tf, "tax_rate", "fail",
+                   f"{tf} {t} is {100 * share:.2f} % of {n}; the document prints "
+                   + ", ".join(f"{r:g} %" for r in sorted(rates)))]
+
+
+def signs_agree(ctx: VerifyContext) -> list[Signal]:
+    a = _amounts(ctx)
+    signed = {f: v for f, v in a.values() if v != 0}
+    if len(signed) < 2:
+        return []
+    neg = {f for f, v in signed.items() if v < 0}
+    ok = not neg or len(neg) == len(signed)
+    detail = ("the totals carry one sign" if ok else
+              "the totals mix signs: " + ", ".join(f"{f} {v}" for f, v in signed.items()))
+    return [Signal(f, "signs_agree", "pass" if ok else "fail", detail) for f in signed]
+
+
+def _printed_negative(text: str) -> bool | None:
+    t = text.strip()
+    if not any(ch.isdigit() for ch in t):
+        return None
+    core = t.rstrip(" €$£%*").strip()
+    return t.lstrip().startswith(("-", "−", "(")) or core.endswith("-") or " -" in t or "−" in t
+
+
+def sign_printed(ctx: VerifyContext) -> list[Signal]:
+    out = []
+    r = roles_of(ctx.schema)
+    for role in ("net_total", "tax_total", "gross_total"):
+        for f in r.fields(role):
+            v = num(ctx.record.get(f))
+            ev = (ctx.evidence or {}).get(f)
+            if v is None or v == 0 or not isinstance(ev, FieldEvidence) or not ev.text:
+                continue
+            printed = _printed_negative(ev.text)
+            if printed is None:
+                continue
+            ok = printed == (v < 0)
+            out.append(Signal(f, "sign_printed", "pass" if ok else "fail",
+                              f"{f} {v} read from {ev.text!r}" + ("" if ok else ": the signs differ")))
+    return out
+
+
+CHECKS = (("totals_add_up", totals_add_up), ("items_sum", items_sum), ("line_arithmetic", line_arithmetic),
+          ("tax_rate", tax_rate), ("signs_agree", signs_agree), ("sign_printed", sign_printed))

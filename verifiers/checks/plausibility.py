@@ -1,0 +1,240 @@
+"""Plausibility: values that are possible but not likely.
+
+    date_range        a date lies between `EARLIEST_YEAR` and `LATEST_AHEAD_DAYS` after today
+    due_after_issue   the due date is on or after the issue date, within `MAX_TERM_DAYS`
+    tax_share         tax is between 0 and `MAX_TAX_SHARE` of the net total, and the gross total
+                      is at least the net total (in size; credit notes are negative)
+    name_shape        a party's name reads as a name: a legal form ("GmbH", "Ltd", "Sdn Bhd")
+                      passes; a postcode and town, a street and number, a country, a phone number,
+                      an e-mail or web address, mostly digits, "label : value", a fragment (only
+                      a legal form; an unbalanced bracket) or a name carrying a registration
+                      number ("(519537-X)") fails
+    address_shape     an address holds a postcode or a street word and no date, time, phone
+                      number, price or "label : value" pair (a till line read with it)
+    amount_format     an amount was read from a figure printed with cents where the document
+                      prints its amounts with cents (a bare "6" beside "15.90" is a quantity)
+    number_shape      a document number holds a digit and is one short token run (no sentence)
+
+Fields by role (verifiers.checks.fields).
+"""
+from __future__ import annotations
+
+import re
+from datetime import date, timedelta
+from typing import Callable
+
+from verifiers.checks.fields import roles_of
+from verifiers.checks.signal import Signal
+from verifiers.checks.values import iso_date, num, text
+from verifiers.checks.vocabulary import fold
+from verifiers.context import VerifyContext
+
+__all__ = ["date_range", "due_after_issue", "tax_share", "name_shape", "address_shape", "amount_format",
+           "number_shape", "CHECKS",
+           "EARLIEST_YEAR", "LATEST_AHEAD_DAYS", "MAX_TERM_DAYS", "MAX_TAX_SHARE", "today"]
+
+EARLIEST_YEAR = 1990            # no business document of interest is older
+LATEST_AHEAD_DAYS = 400         # a due or delivery date may lie a year ahead; later is a misreading
+MAX_TERM_DAYS = 366             # payment terms beyond a year are misreadings (a delivery or contract date)
+MAX_TAX_SHARE = 0.30            # the highest standard VAT rate is 27 %
+MAX_NUMBER_WORDS = 3            # an invoice number is at most this many tokens ("RE 2024 001")
+today: Callable[[], date] = date.today      # replaceable in tests
+
+_LEGAL = re.compile(r"\b(gmbh|ag|kg|ohg|gbr|ug|e\s?k|e\s?v|ltd|limited|llc|llp|inc|corp|corporation|co|"
+                    r"company|plc|pty|sa|sas|sarl|sprl|srl|spa|bv|nv|vof|aps|sdn\s?bhd|bhd|"
+                    r"enterprise|enterprises|trading|berhad|restaurant|restoran|store|mart|shop)\b")
+_POSTCODE_TOWN = re.compile(r"^(?:[A-Z]{1,2}[- ]?)?\d{4,5}\s+[^\W\d_]{2,}", re.UNICODE)
+_STREET = re.compile(r"(?:stra(?:ss|ß)e|str\.|street|st\.|road|rd\.?|avenue|ave\.?|weg|gasse|platz|allee|laan|"
+                     r"straat|rue|jalan|jln\.?|lorong|boulevard|blvd)\s*\d+\w?\b|^\d+\w?\s+\w+\s+"
+                     r"(?:street|st|road|rd|avenue|ave|lane|ln|drive|dr)\b", re.IGNORECASE)
+_STREET_WORDS = re.compile(r"\b(jalan|jln|taman|tmn|bandar|lorong|persiaran|kampung|kg|seksyen|lot|medan|"
+                           r"street|road|avenue|lane|strasse|weg|gasse|platz|allee|rue|laan|straat|"
+                           r"building|bangunan|floor|flr|level|block|blok)\b")
+_REG_NO = re.compile(r"\(\s*(?:co\.?\s*(?:no|reg)\.?\s*:?\s*)?\d{3,}[-\s]?[A-Z]?\s*\)", re.IGNORECASE)
+_LABEL_VALUE = re.compile(r"^[^\W\d_][^:]{0,24}?\s*:\s*\S")
+_SHORT_LABEL_VALUE = re.compile(r"^[^\W\d_][^:]{0,24}?\s*:\s*\S.{0,12}$")
+_TIME = re.compile(r"\b\d{1,2}:\d{2}(?::\d{2})?\b")
+_DATE = re.compile(r"\b\d{1,2}[./-]\d{1,2}[./-]\d{2,4}\b")
+_PHONE = re.compile(r"(?<!\d)0\d{1,2}[- ]\d{3,4}[ -]?\d{3,4}(?!\d)")
+_PRICE = re.compile(r"(?<![\d.,])\d+\.\d{2}(?![\d.,])")
+_POSTCODE = re.compile(r"(?:(?<![\w-])|(?<=\b[A-Z]-))\d{4,6}(?![\w-])")
+_CENTS = re.compile(r"\d[.,]\d{2}(?!\d)")
+MIN_CENT_AMOUNTS = 3           # amount_format: the document prints at least this many amounts with cents
+_CONTACT = re.compile(r"@|\bwww\.|https?://|\b(?:tel|fax|phone|telefon)\b[.:]?", re.IGNORECASE)
+_COUNTRIES = frozenset(fold(c) for c in (
+    "Deutschland", "Germany", "France", "Frankreich", "Österreich", "Austria", "Schweiz", "Switzerland",
+    "Suisse", "Nederland", "Netherlands", "Niederlande", "België", "Belgique", "Belgium", "Luxembourg",
+    "Italia", "Italy", "España", "Spain", "Polska", "Poland", "United Kingdom", "UK", "Great Britain",
+    "England", "USA", "United States", "Malaysia", "Singapore", "India", "Danmark", "Denmark", "Sverige",
+    "Sweden", "Norge", "Norway", "Ireland", "Portugal", "Czech Republic", "Česko"))
+
+
+def _dates(ctx: VerifyContext) -> list[tuple[str, date]]:
+    out = []
+    for f, pol in ctx.cfg.fields.items():
+        if pol.kind == "date" and ctx.record.get(f) not in (None, ""):
+            out.append((f, iso_date(ctx.record.get(f))))
+    return out  # type: ignore[return-value]
+
+
+def date_range(ctx: VerifyContext) -> list[Signal]:
+    out = []
+    latest = today() + timedelta(days=LATEST_AHEAD_DAYS)
+    for f, d in _dates(ctx):
+        if d is None:
+            out.append(Signal(f, "date_range", "fail", f"{ctx.record.get(f)!r} is no YYYY-MM-DD date"))
+        elif d.year < EARLIEST_YEAR or d > latest:
+            out.append(Signal(f, "date_range", "fail", f"{d} lies outside {EARLIEST_YEAR}..{latest}"))
+        else:
+            out.append(Signal(f, "date_range", "pass", f"{d} is a plausible date"))
+    return out
+
+
+def due_after_issue(ctx: VerifyContext) -> list[Signal]:
+    r = roles_of(ctx.schema)
+    fi, fd = r.first("issue_date"), r.first("due_date")
+    if fi is None or fd is None:
+        return []
+    issue, due = iso_date(ctx.record.get(fi)), iso_date(ctx.record.get(fd))
+    if issue is None or due is None:
+        return []
+    days = (due - issue).days
+    if 0 <= days <= MAX_TERM_DAYS:
+        return [Signal(fd, "due_after_issue", "pass", f"due {days} days after issue")]
+    why = f"due {-days} days before the issue date" if days < 0 else f"due {days} days after issue"
+    return [Signal(fd, "due_after_issue", "fail", why)]
+
+
+def tax_share(ctx: VerifyContext) -> list[Signal]:
+    r = roles_of(ctx.schema)
+    fn, ft, fg = r.first("net_total"), r.first("tax_total"), r.first("gross_total")
+    n = num(ctx.record.get(fn)) if fn else None
+    t = num(ctx.record.get(ft)) if ft else None
+    g = num(ctx.record.get(fg)) if fg else None
+    out = []
+    if n is not None and t is not None and n != 0 and ft is not None:
+        share = t / n
+        ok = 0.0 <= share <= MAX_TAX_SHARE
+        out.append(Signal(ft, "tax_share", "pass" if ok else "fail", f"tax is {100 * share:.1f} % of the net total"))
+    if n is not None and g is not None and fg is not None and fn is not None and n != 0:
+        ok = abs(g) >= abs(n) - 0.01 and abs(g) <= abs(n) * (1 + MAX_TAX_SHARE) + 0.01
+        for f in (fn, fg):
+            out.append(Signal(f, "tax_share", "pass" if ok else "fail",
+                              f"gross {g} is {'in' if ok else 'out of'} proportion to net {n}"))
+    return out
+
+
+def _name_verdict(v: str, reads_as: str | None = None) -> tuple[str, str] | None:
+    s = v.strip()
+    f = fold(s)
+    if reads_as:
+        return "fail", f"reads as {'a ' if reads_as != 'label: value' else ''}{reads_as}"
+    if _LABEL_VALUE.match(s):
+        return "fail", "reads as 'label : value'"
+    if s.count("(") != s.count(")"):
+        return "fail", "is a fragment (an unbalanced bracket)"
+    if _REG_NO.search(s):
+        return "fail", "carries a registration number"
+    if _CONTACT.search(s):
+        return "fail", "reads as contact details"
+    if f in _COUNTRIES:
+        return "fail", "is a country"
+    if _POSTCODE_TOWN.match(s):
+        return "fail", "reads as a postcode and town"
+    if _STREET.search(s):
+        return "fail", "reads as a street address"
+    digits = sum(ch.isdigit() for ch in s)
+    letters = sum(ch.isalpha() for ch in s)
+    if digits > letters:
+        return "fail", "is mostly digits"
+    if _LEGAL.search(f):
+        rest = [w for w in _LEGAL.sub(" ", f).split() if len(w) >= 2]
+        if not rest:
+            return "fail", "is only a legal form: a fragment of the name"
+        return "pass", "carries a legal form or trade word"
+    if _STREET_WORDS.search(f):
+        return "fail", "reads as an address"
+    return None
+
+
+def name_shape(ctx: VerifyContext) -> list[Signal]:
+    out = []
+    for f, role in roles_of(ctx.schema).by_field.items():
+        if role not in ("seller_name", "buyer_name"):
+            continue
+        v = text(ctx.record.get(f))
+        if v is None:
+            continue
+        ev = (ctx.evidence or {}).get(f)
+        verdict = _name_verdict(v, getattr(ev, "reads_as", None))
+        if verdict:
+            out.append(Signal(f, "name_shape", verdict[0], f"{v!r} {verdict[1]}"))
+    return out
+
+
+def _address_verdict(v: str) -> tuple[str, str]:
+    for rx, why in ((_TIME, "a time"), (_DATE, "a date"), (_PHONE, "a phone number"), (_PRICE, "a price")):
+        if rx.search(v):
+            return "fail", f"holds {why}: a line that is not the address was read with it"
+    if _SHORT_LABEL_VALUE.match(v.strip()):
+        return "fail", "reads as 'label : value'"
+    if _POSTCODE.search(v) or _STREET_WORDS.search(fold(v)) or _STREET.search(v):
+        return "pass", "has a postcode or a street word"
+    return "fail", "has neither a postcode nor a street word"
+
+
+def address_shape(ctx: VerifyContext) -> list[Signal]:
+    out = []
+    for f, role in roles_of(ctx.schema).by_field.items():
+        if role not in ("seller_address", "buyer_address"):
+            continue
+        v = text(ctx.record.get(f))
+        if v is None:
+            continue
+        outcome, why = _address_verdict(v)
+        out.append(Signal(f, "address_shape", outcome, f"{v[:60]!r} {why}"))  # type: ignore[arg-type]
+    return out
+
+
+def amount_format(ctx: VerifyContext) -> list[Signal]:
+    from verifiers.checks.page import doc_lines
+    out = []
+    cents_printed: int | None = None
+    for f, pol in ctx.cfg.fields.items():
+        if pol.kind != "amount" or num(ctx.record.get(f)) is None:
+            continue
+        ev = (ctx.evidence or {}).get(f)
+        t = getattr(ev, "text", "") or ""
+        if not any(ch.isdigit() for ch in t):
+            continue
+        if _CENTS.search(t):
+            out.append(Signal(f, "amount_format", "pass", f"read from {t!r}, printed with cents"))
+            continue
+        if cents_printed is None:
+            cents_printed = sum(len(_CENTS.findall(line)) for _, _, line in doc_lines(ctx.document))
+        if cents_printed >= MIN_CENT_AMOUNTS:
+            out.append(Signal(f, "amount_format", "fail",
+                              f"read from {t!r}, without cents, where the document prints {cents_printed} "
+                              f"amounts with cents"))
+    return out
+
+
+def number_shape(ctx: VerifyContext) -> list[Signal]:
+    out = []
+    for f in roles_of(ctx.schema).fields("document_number"):
+        v = ctx.record.get(f)
+        if v in (None, ""):
+            continue
+        s = str(v).strip()
+        if not any(ch.isdigit() for ch in s):
+            out.append(Signal(f, "number_shape", "fail", f"{s!r} holds no digit"))
+        elif len(s.split()) > MAX_NUMBER_WORDS:
+            out.append(Signal(f, "number_shape", "fail", f"{s!r} is a phrase, not a number"))
+        else:
+            out.append(Signal(f, "number_shape", "pass", f"{s!r} has the shape of a document number"))
+    return out
+
+
+CHECKS = (("date_range", date_range), ("due_after_issue", due_after_issue), ("tax_share", tax_share),
+          ("name_shape", name_shape), ("address_shape", address_shape), ("amount_format", amount_format),
+          ("number_shape", number_shape))

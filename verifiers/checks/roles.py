@@ -1,0 +1,159 @@
+"""Role and place: which block of the page a value stands in.
+
+    party_block       a party's value (seller's name and VAT ID, buyer's name, ...) stands under a
+                      heading of its party ("Verkäufer:", "Bill to"): pass; under a rival one
+                      (the buyer's block for the seller's VAT ID; a delivery address or a bank
+                      block for the buyer's name): fail
+    seller_one_block  the seller's VAT ID and name stand under the same heading: pass; under
+                      headings of different parties: fail
+    not_table_row     a name or address is not read from an item or tax line (a line that prints
+                      a percentage or two amounts besides it fails)
+    outside_items     a header value (names, IDs, dates) does not stand between the first and
+                      last item rows of the items table on its page
+    parties_distinct  the seller's and the buyer's name (and VAT IDs) differ
+
+Fields by role (verifiers.checks.fields); positions from the evidence (page, box) and the parsed
+document. Nothing is judged without them.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any, Mapping
+
+from verifiers.checks.fields import PARTY_OF, roles_of
+from verifiers.checks.page import Place, heading_above, percents_in, place
+from verifiers.checks.signal import Signal
+from verifiers.checks.values import text
+from verifiers.context import VerifyContext
+from verifiers.tolerance import fold_text
+
+__all__ = ["party_block", "seller_one_block", "not_table_row", "outside_items", "parties_distinct", "CHECKS"]
+
+# Headings that contradict a party's value.
+_RIVAL_BLOCKS = {"seller": ("buyer", "delivery"), "buyer": ("seller", "delivery", "bank", "payment_terms")}
+_NAME_ROLES = ("seller_name", "buyer_name", "seller_address", "buyer_address")
+_HEADER_ROLES = ("seller_name", "buyer_name", "seller_vat_id", "buyer_vat_id", "document_number",
+                 "issue_date", "due_date", "iban", "bic")
+ROW_AMOUNTS = 2              # a line printing this many decimal amounts besides the value is a table row
+_AMOUNT = re.compile(r"(?<![\d.,])\d[\d.,]*[.,]\d{2}(?![\d.,])")
+
+
+def party_block(ctx: VerifyContext) -> list[Signal]:
+    out = []
+    for f, role in roles_of(ctx.schema).by_field.items():
+        party = PARTY_OF.get(role)
+        if party is None or ctx.record.get(f) in (None, ""):
+            continue
+        p = place(ctx, f)
+        h = heading_above(p) if p is not None else None
+        if h is None:
+            continue
+        meaning, heading = h
+        if meaning == party:
+            out.append(Signal(f, "party_block", "pass", f"under the {party}'s heading {heading!r}"))
+        elif meaning in _RIVAL_BLOCKS.get(party, ()):
+            out.append(Signal(f, "party_block", "fail", f"under {heading!r} ({meaning}), not the {party}'s block"))
+    return out
+
+
+def _heading(ctx: VerifyContext, f: str | None) -> tuple[str, str] | None:
+    if f is None or ctx.record.get(f) in (None, ""):
+        return None
+    p = place(ctx, f)
+    return heading_above(p) if p is not None else None
+
+
+def seller_one_block(ctx: VerifyContext) -> list[Signal]:
+    r = roles_of(ctx.schema)
+    name, vat = r.first("seller_name"), r.first("seller_vat_id")
+    hn, hv = _heading(ctx, name), _heading(ctx, vat)
+    if hn is None or hv is None or name is None or vat is None:
+        return []
+    if hn == hv:
+        return [Signal(x, "seller_one_block", "pass", f"the seller's name and VAT ID both under {hn[1]!r}")
+                for x in (name, vat)]
+    if {hn[0], hv[0]} >= {"seller", "buyer"}:
+        return [Signal(x, "seller_one_block", "fail",
+                       f"the seller's name is under {hn[1]!r} but the VAT ID under {hv[1]!r}") for x in (name, vat)]
+    return []
+
+
+def _row_like(p: Place) -> str | None:
+    rest = f"{p.left} {p.right}"
+    if percents_in([rest]):
+        return "prints a percentage"
+    amounts = _AMOUNT.findall(rest)
+    return f"prints {len(amounts)} amounts" if len(amounts) >= ROW_AMOUNTS else None
+
+
+def not_table_row(ctx: VerifyContext) -> list[Signal]:
+    out = []
+    for f, role in roles_of(ctx.schema).by_field.items():
+        if role not in _NAME_ROLES or not text(ctx.record.get(f)):
+            continue
+        p = place(ctx, f)
+        if p is None:
+            continue
+        why = _row_like(p)
+        if why:
+            out.append(Signal(f, "not_table_row", "fail", f"its line {p.text[:80]!r} {why}: an item or tax line"))
+        else:
+            out.append(Signal(f, "not_table_row", "pass", "its line is no item or tax line"))
+    return out
+
+
+def _item_bands(ctx: VerifyContext) -> dict[int, tuple[float, float]]:
+    """page -> (top, bottom) of the item rows read there (from the extraction's provenance)."""
+    prov = getattr(ctx.extraction, "provenance", None) or {}
+    arrays = set(roles_of(ctx.schema).items)
+    bands: dict[int, list[float]] = {}
+    for k, pv in prov.items():
+        if not isinstance(k, str) or k.split("/", 1)[0] not in arrays or "/" not in k:
+            continue
+        page = getattr(pv, "page", None) if not isinstance(pv, Mapping) else pv.get("page")
+        box: Any = getattr(pv, "bbox", None) if not isinstance(pv, Mapping) else pv.get("bbox")
+        try:
+            y0, y1 = (float(box.y0), float(box.y1)) if hasattr(box, "y0") else (float(box[1]), float(box[3]))
+        except (TypeError, ValueError, IndexError, AttributeError):
+            continue
+        if isinstance(page, int):
+            b = bands.setdefault(page, [y0, y1])
+            b[0], b[1] = min(b[0], y0), max(b[1], y1)
+    return {p: (b[0], b[1]) for p, b in bands.items()}
+
+
+def outside_items(ctx: VerifyContext) -> list[Signal]:
+    bands = _item_bands(ctx)
+    if not bands:
+        return []
+    out = []
+    for f, role in roles_of(ctx.schema).by_field.items():
+        ev = (ctx.evidence or {}).get(f)
+        if role not in _HEADER_ROLES or ev is None or ev.page not in bands or ev.bbox is None:
+            continue
+        top, bottom = bands[ev.page]
+        cy = (ev.bbox[1] + ev.bbox[3]) / 2
+        if top < cy < bottom:
+            out.append(Signal(f, "outside_items", "fail", f"read from inside the items table on page {ev.page}"))
+        else:
+            out.append(Signal(f, "outside_items", "pass", "outside the items table"))
+    return out
+
+
+def parties_distinct(ctx: VerifyContext) -> list[Signal]:
+    r = roles_of(ctx.schema)
+    out = []
+    for a_role, b_role in (("seller_name", "buyer_name"), ("seller_vat_id", "buyer_vat_id")):
+        a, b = r.first(a_role), r.first(b_role)
+        va, vb = (text(ctx.record.get(a)) if a else None), (text(ctx.record.get(b)) if b else None)
+        if not va or not vb or a is None or b is None:
+            continue
+        same = fold_text(va).replace(" ", "") == fold_text(vb).replace(" ", "")
+        for x in (a, b):
+            out.append(Signal(x, "parties_distinct", "fail" if same else "pass",
+                              f"{a} and {b} are {'the same' if same else 'different'}: {va!r} / {vb!r}"))
+    return out
+
+
+CHECKS = (("party_block", party_block), ("seller_one_block", seller_one_block), ("not_table_row", not_table_row),
+          ("outside_items", outside_items), ("parties_distinct", parties_distinct))
