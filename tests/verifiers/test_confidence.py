@@ -175,3 +175,13 @@ def test_the_target_decides() -> None:
     per_field = {**SCHEMA, "properties": {**SCHEMA["properties"],
                                           "gross_total": {"type": "number", "x-docassay": {"min_confidence": 0.5}}}}
     assert verify_with(rec, fixed({"bias": 0.5}), 0.9, per_field).doubtful == ["invoice_number"]
+
+
+def test_scope_present_makes_every_value_count() -> None:
+    cal = Calibrator({POOLED: FamilyModel(["bias"], [3.0]), "text": FamilyModel(["bias"], [-3.0])})
+    strict = {**SCHEMA, "x-docassay": {"verify": {"verified": "present"}}}
+    v = verify_with({"invoice_number": "RE-1", "gross_total": 12.5, "note": "x"}, cal, 0.9, strict)
+    assert not v.accepted and v.doubtful == ["note"]
+    assert verify_with({"invoice_number": "RE-1", "gross_total": 12.5}, cal, 0.9, strict).accepted
+    with pytest.raises(VerifyError, match="verified"):
+        ConfidencePolicy.from_schema({"x-docassay": {"verify": {"verified": "some"}}})

@@ -21,7 +21,7 @@ from verifiers.confidence.calibrator import Calibrator
 from verifiers.confidence.features import FieldBasis
 from verifiers.errors import VerifyError
 
-__all__ = ["DEFAULT_MIN_CONFIDENCE", "STATUSES", "ConfidencePolicy", "FieldConfidence", "assess",
+__all__ = ["DEFAULT_MIN_CONFIDENCE", "STATUSES", "SCOPES", "ConfidencePolicy", "FieldConfidence", "assess",
            "doubtful_required", "doubt_reason", "MAX_ROW_CHECKS"]
 
 DEFAULT_MIN_CONFIDENCE = 0.9
@@ -30,10 +30,17 @@ STATUSES = ("verified", "doubtful", "missing")
 MAX_ROW_CHECKS = 12                 # signals listed per field in a row
 
 
+SCOPES = ("required", "present")
+
+
 @dataclass(frozen=True)
 class ConfidencePolicy:
+    """Targets, and which fields must be verified for a record to pass: `required` (the default:
+    the schema's required fields) or `present` (every field that holds a value, required or not;
+    the schema's `"x-docassay": {"verify": {"verified": "present"}}`)."""
     default: float = DEFAULT_MIN_CONFIDENCE
     per_field: Mapping[str, float] = field(default_factory=dict)
+    scope: str = "required"
 
     def target(self, name: str) -> float:
         return float(self.per_field.get(name, self.default))
@@ -46,7 +53,13 @@ class ConfidencePolicy:
             x = prop.get("x-docassay") if isinstance(prop, Mapping) else None
             if isinstance(x, Mapping) and "min_confidence" in x:
                 per[name] = _check(x["min_confidence"], f"{name}.x-docassay.min_confidence")
-        return cls(d, per)
+        root = schema.get("x-docassay") if isinstance(schema.get("x-docassay"), Mapping) else {}
+        verify = root.get("verify") if isinstance(root.get("verify"), Mapping) else {}
+        scope = verify.get("verified", "required")
+        if scope not in SCOPES:
+            raise VerifyError(f"x-docassay.verify.verified must be one of {', '.join(SCOPES)}, not {scope!r}",
+                              kind="schema")
+        return cls(d, per, scope)
 
 
 def _check(v: Any, where: str) -> float:
@@ -63,7 +76,7 @@ class FieldConfidence:
     status: str                                  # verified | doubtful | missing
     target: float
     family: str
-    required: bool = False
+    required: bool = False                       # must be verified for the record to pass (the policy's scope)
     checks: list[Signal] = field(default_factory=list)
 
     def to_json(self) -> dict:
@@ -87,7 +100,7 @@ def assess(bases: Mapping[str, FieldBasis], calibrator: Calibrator, policy: Conf
         else:
             p = calibrator.predict(b.family, b.features)
         out[name] = FieldConfidence(name, b.value, p, "verified" if p + 1e-12 >= t else "doubtful", t, b.family,
-                                    name in req, list(b.signals))
+                                    name in req or policy.scope == "present", list(b.signals))
     return out
 
 
