@@ -214,7 +214,8 @@ def process_document(source: str, job: Job, ctx: RunContext, *, data: bytes | No
                                               golden=trust.golden_worthy(row))
                 store.save_document(ctx.conn, sha256=row.sha256, source=source, status=row.status,
                                     format_id=row.format.get("id"), format_version=row.format.get("version"),
-                                    record=row.record, verification=row.verification, provenance=row.provenance,
+                                    record=row.record, verification=trust.stored_verification(row),
+                                    provenance=row.provenance,
                                     attempts=row.attempts, repairs=row.repairs, object_key=key, schema_key=job.key)
         except (psycopg.Error, DocassayError) as exc:
             row.fail("error", "database", f"could not store the result: {exc}")

@@ -22,7 +22,7 @@ from flows.results import Row
 from infra import store
 
 __all__ = ["REVIEWED", "AUTO_ACCEPTED", "prior_outcome", "keep_review", "mark_duplicate", "golden_worthy",
-           "apply_prior"]
+           "apply_prior", "stored_verification"]
 
 REVIEWED = ("reviewed", "corrected")          # a person's decision (flows/commands/review.py)
 AUTO_ACCEPTED = ("passed", "repaired")
@@ -71,6 +71,14 @@ def mark_duplicate(row: Row, prior: dict | None) -> bool:
 
 def golden_worthy(row: Row) -> bool:
     return row.status in AUTO_ACCEPTED and all(f.get("status") != "doubtful" for f in row.fields.values())
+
+
+def stored_verification(row: Row) -> dict:
+    """The verification a document is stored with: the row's, with its fields' confidence and the
+    doubtful fields, so that `docassay review` shows why a record that passed its gates waits."""
+    if not row.fields:
+        return row.verification
+    return {**row.verification, "fields": row.fields, "doubtful": row.doubtful}
 
 
 def apply_prior(conn: Any, row: Row) -> None:

@@ -80,7 +80,7 @@ def test_a_doubtful_optional_field_passes_but_is_not_golden(tmp_path: Path, pg_f
         assert row.format["id"] is not None and store.count_golden(ctx.conn, row.format["id"]) == 0
 
 
-def test_a_correction_survives_a_rerun_and_retry_from(tmp_path: Path, pg_fresh_dsn: str) -> None:
+def test_a_correction_survives_a_rerun_and_retry_from(tmp_path: Path, pg_fresh_dsn: str, capsys) -> None:
     docs = write(tmp_path / "in", [0])
     job = job_for(tmp_path, pg_fresh_dsn, 1.0)
     out = tmp_path / "out" / "results.jsonl"
@@ -90,6 +90,12 @@ def test_a_correction_survives_a_rerun_and_retry_from(tmp_path: Path, pg_fresh_d
         w = ResultsWriter(out)
         w.write(first)
         w.close()
+        store_args = ["--db", pg_fresh_dsn, "--home", str(tmp_path / "home")]
+        capsys.readouterr()
+        assert cli(["review", "list", *store_args]) == 0
+        assert f"doubtful [{first.doubtful[0]}]" in capsys.readouterr().out
+        assert cli(["review", "show", first.sha256, *store_args]) == 0
+        assert "doubtful  " in capsys.readouterr().out
         assert cli(["review", "correct", first.sha256, "--set", "invoice_number=FIXED-1", "--by", "ada",
                     "--db", pg_fresh_dsn, "--home", str(tmp_path / "home")]) == 0
         job.min_confidence = 0.0                               # a run that would auto-accept what it reads
