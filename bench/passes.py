@@ -37,6 +37,7 @@ class PassSpec:
     fixer: bool = True                          # with repair: the fixer (new formats) runs
     troubleshooter: bool = True                 # with repair: the troubleshooter (known formats) runs
     min_confidence: float | None = None         # the confidence target (None: the shipped default)
+    doubt_repair: bool = False                  # try other readings of doubtful required fields
 
 
 @dataclass
@@ -121,7 +122,8 @@ def build_job(spec: PassSpec):  # -> flows.pipeline.Job
     settings = Settings.load(home=Path(spec.home), db=spec.dsn, concurrency=1)
     job = Job(schema=load_schema(folder / "schema.json"), rules=load_rule_pack(folder / "rules"),
               settings=settings, generator=spec.generator, reuse_formats=spec.reuse_formats, repair=spec.repair,
-              fixer=spec.fixer, troubleshooter=spec.troubleshooter, min_confidence=spec.min_confidence)
+              fixer=spec.fixer, troubleshooter=spec.troubleshooter, min_confidence=spec.min_confidence,
+              doubt_repair=spec.doubt_repair)
     if spec.generator == "model":
         ok, why = model_status()
         if not ok:

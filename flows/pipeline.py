@@ -35,7 +35,7 @@ from extractors.instructions.repair import Change, RepairResult, fix, troublesho
 from extractors.library import FormatLibrary, FormatMatch, schema_key
 from extractors.parsers import parse, read_source
 from extractors.spans import DocIndex
-from flows import lifecycle, trust
+from flows import doubt, lifecycle, trust
 from flows.lifecycle import LifecyclePolicy
 from flows.results import Row
 from flows.verification import verify_record
@@ -68,6 +68,7 @@ class Job:
     policy: LifecyclePolicy = field(default_factory=LifecyclePolicy.load)
     verify_settings: VerifySettings | None = None  # None: from the schema's x-docassay keywords
     min_confidence: float | None = None          # target for `verified` fields (None: schema, else the default)
+    doubt_repair: bool = False                   # try other readings of doubtful required fields (flows/doubt.py)
 
     @property
     def key(self) -> str:
@@ -222,7 +223,12 @@ def process_document(source: str, job: Job, ctx: RunContext, *, data: bytes | No
     return row
 
 
-def _finish(row: Row, result: RepairResult, *, repaired: bool) -> None:
+def _finish(row: Row, result: RepairResult, *, repaired: bool, job: Job | None = None,
+            check: VerifyFn | None = None) -> None:
+    if job is not None and job.doubt_repair and check is not None:
+        n = len(result.changes)
+        result = doubt.resolve(result, check)
+        repaired = repaired or len(result.changes) > n
     row.finish(result, repaired=repaired)
     row.repairs = result.log_json() if result.log else row.repairs
 
@@ -269,7 +275,7 @@ def _known_path(known: FormatMatch, d: _Doc, job: Job, ctx: RunContext, row: Row
         with ctx.library.learn_lock:
             _learn(d, job, ctx, row, timer, check, best_sim, result)
         return True
-    _finish(row, result, repaired=False)
+    _finish(row, result, repaired=False, job=job, check=check)
     return True
 
 
@@ -296,11 +302,11 @@ def _replay(known: FormatMatch, d: _Doc, job: Job, ctx: RunContext, row: Row, ti
     result = RepairResult(ext, verdict)
     if verdict.passed:
         store.record_health(ctx.conn, known.format_id, ok=True)
-        _finish(row, result, repaired=False)
+        _finish(row, result, repaired=False, job=job, check=check)
         ctx.library.add_exemplar(known.format_id, d.vec, job.key)
         return None
     if not verdict.repairable:
-        _finish(row, result, repaired=False)
+        _finish(row, result, repaired=False, job=job, check=check)
         return None
     other_sender = _sender_changed(verdict)
     failures = 0 if other_sender else store.record_health(ctx.conn, known.format_id, ok=False)
@@ -315,11 +321,11 @@ def _replay(known: FormatMatch, d: _Doc, job: Job, ctx: RunContext, row: Row, ti
             result = troubleshoot(ext, verdict, check, max_attempts=s.max_attempts,
                                   required=set(job.schema.get("required", [])))
     if result.verdict.passed:
-        _finish(row, result, repaired=bool(result.changes))
+        _finish(row, result, repaired=bool(result.changes), job=job, check=check)
         ctx.library.add_exemplar(known.format_id, d.vec, job.key)
         return None
     if not result.verdict.repairable:
-        _finish(row, result, repaired=False)
+        _finish(row, result, repaired=False, job=job, check=check)
         return None
     if _sender_changed(result.verdict):
         d.other_layout = True                  # another sender's look-alike layout: a format of its own
@@ -407,7 +413,7 @@ def _propose_from_drift(known: FormatMatch, d: _Doc, job: Job, ctx: RunContext, 
             result.changes.append(Change(result.attempts, "<instructions>", known.version, prop.version,
                                          f"drift after {failures} failed replays: new version {prop.version} "
                                          f"({how}); reference gate {ref}"))
-            _finish(row, result, repaired=True)
+            _finish(row, result, repaired=True, job=job, check=check)
             row.repairs = [c.to_json() for c in result.changes[-1:]] + row.repairs
             ctx.library.add_exemplar(known.format_id, d.vec, job.key)
             return True
@@ -426,11 +432,13 @@ def _learn(d: _Doc, job: Job, ctx: RunContext, row: Row, timer: _Timer, check: V
     result, quota_reason = _generate_fixed(d, job, row, timer, check)
     if result is None:
         if known_result is not None:
-            _finish(row, known_result, repaired=False)
+            _finish(row, known_result, repaired=False, job=job, check=check)
         row.fail("quota_exceeded", "quota_exceeded", quota_reason or "token quota exhausted")
         return
     if known_result is not None:
         result.attempts += known_result.attempts
+    if job.doubt_repair:
+        result = doubt.resolve(result, check)
     if result.verdict.accepted and result.instructions is not None:      # learn only from trust
         status = job.policy.new_format_status
         with timer.stage("learn"):
@@ -444,7 +452,7 @@ def _learn(d: _Doc, job: Job, ctx: RunContext, row: Row, timer: _Timer, check: V
         if status != "active" and not job.policy.pending_may_pass:
             d.format_status = status
             result.verdict = check(result.extraction.record, result.extraction)
-        _finish(row, result, repaired=bool(result.changes) or known_result is not None)
+        _finish(row, result, repaired=bool(result.changes) or known_result is not None, job=job, check=check)
         return
     if known_result is not None and _score(known_result) >= _score(result):
         result = known_result                    # keep the known format's attempt for the reviewer
@@ -452,7 +460,7 @@ def _learn(d: _Doc, job: Job, ctx: RunContext, row: Row, timer: _Timer, check: V
         d.format_status = known_status
     else:
         row.format = {"id": None, "version": None, "match": "new", "similarity": round(best_sim, 4)}
-    _finish(row, result, repaired=False)
+    _finish(row, result, repaired=False, job=job, check=check)
 
 
 def _score(r: RepairResult) -> tuple:
