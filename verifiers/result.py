@@ -7,6 +7,7 @@ the fixer and the troubleshooter.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Callable
 
 
 @dataclass
@@ -63,8 +64,25 @@ class Verification:
     score: float
     components: dict[str, float] = field(default_factory=dict)
     min_score: float = 0.0
-    fields: dict = field(default_factory=dict)        # field -> verifiers.confidence.FieldConfidence
-    bases: dict = field(default_factory=dict)         # field -> verifiers.confidence.FieldBasis (features)
+    confidence: Callable[[], tuple[dict, dict]] | None = field(default=None, repr=False, compare=False)
+    _confidence: tuple[dict, dict] | None = field(default=None, init=False, repr=False, compare=False)
+
+    def _assessed(self) -> tuple[dict, dict]:
+        """(bases, fields), computed on first use: repair loops that only ask `passed` never pay
+        for the checks and the calibrator."""
+        if self._confidence is None:
+            self._confidence = self.confidence() if self.confidence is not None else ({}, {})
+        return self._confidence
+
+    @property
+    def fields(self) -> dict:
+        """field -> verifiers.confidence.FieldConfidence (confidence, status, checks)."""
+        return self._assessed()[1]
+
+    @property
+    def bases(self) -> dict:
+        """field -> verifiers.confidence.FieldBasis (the calibrator's features)."""
+        return self._assessed()[0]
 
     @property
     def doubtful(self) -> list[str]:

@@ -16,6 +16,7 @@ the troubleshooter, and a person reviewing, see what else the page says.
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Callable
 
 from verifiers.checks import run_checks
@@ -50,10 +51,14 @@ def verify(ctx: VerifyContext, gates: tuple[tuple[str, Gate], ...] = DEFAULT_GAT
     _attach_alternatives(results, ctx)
     score, components = score_record(ctx, results)
     min_score = ctx.cfg.min_score if ctx.well_formed else 0.0
-    bases = field_bases(ctx, results, run_checks(ctx))
-    policy = ConfidencePolicy.from_schema(ctx.schema, ctx.min_confidence)
-    fields = assess(bases, ctx.calibrator or load_default(), policy, required=list(ctx.schema.get("required") or []))
-    return Verification(results, score, components, min_score, fields, bases)
+    policy = ConfidencePolicy.from_schema(ctx.schema, ctx.min_confidence)       # a bad target fails here
+    frozen = replace(ctx, record=dict(ctx.record)) if ctx.well_formed else ctx
+
+    def confidence() -> tuple[dict, dict]:
+        bases = field_bases(frozen, results, run_checks(frozen))
+        return bases, assess(bases, frozen.calibrator or load_default(), policy,
+                             required=list(frozen.schema.get("required") or []))
+    return Verification(results, score, components, min_score, confidence)
 
 
 def _attach_alternatives(results: dict[str, GateResult], ctx: VerifyContext) -> None:
