@@ -129,3 +129,11 @@ def test_the_same_bytes_under_another_name_in_another_batch(tmp_path: Path, pg_f
         assert b.to_json()["duplicate_of"]["source"] == doc
         (c,) = run_batch([str(copy)], job, ctx, concurrency=1)      # the first sighting stays the first
         assert c.duplicate_of["source"] == doc
+
+
+def test_min_confidence_out_of_range_is_a_usage_error(tmp_path: Path, capsys) -> None:
+    schema_path = tmp_path / "schema.json"
+    schema_path.write_text(json.dumps(schema()))
+    assert cli(["extract", str(tmp_path), "--schema", str(schema_path), "--out", str(tmp_path / "out"),
+                "--min-confidence", "1.5"]) == 2
+    assert "--min-confidence must be between 0 and 1" in capsys.readouterr().err
