@@ -7,6 +7,8 @@ mostly right ones (high right share), compared with the base rate of the fields 
     python -m bench.checks_bench --sets synth-invoices-unseen --formats 10 --docs 3
     python -m bench.checks_bench --sets dev-invoices --save /tmp/ck.pkl    # keep the captured contexts
     python -m bench.checks_bench --load /tmp/ck.pkl --show-wrong           # re-score without the pipeline
+    python -m bench.checks_bench --load /tmp/a.pkl /tmp/b.pkl --combined   # one table over the sets
+    python -m bench.checks_bench --load /tmp/ck.pkl --signals-out s.jsonl  # per field: right?, its signals
 
 The pipeline runs in this process (a fresh embedded database and format library per set), and
 every record it verifies is captured with what the checks see (record, extraction, document,
@@ -18,7 +20,9 @@ dev-holdout: figures only, and `--show-wrong` refuses it). Synthetic sets ignore
 from __future__ import annotations
 
 import argparse
+import json
 import pickle
+import shutil
 import sys
 import tempfile
 import time
@@ -35,8 +39,14 @@ from bench.datasets import DEFAULT_DATA, DEV_SETS, BenchDoc, SynthSize, load_set
 from bench.scoring import field_correct  # noqa: E402
 from bench.splits import HOLDOUT, SPLITS, TUNE, select  # noqa: E402
 from verifiers.checks import CHECKS, Signal, run_checks  # noqa: E402
+from verifiers.checks.page import doc_text  # noqa: E402
 from verifiers.context import VerifyContext  # noqa: E402
 from verifiers.history import MemoryHistory  # noqa: E402
+
+
+# Checks whose `fail` lands mostly on right values on dev-tune (BENCHMARKS.md): the summary also
+# counts the fails of the other checks alone. A reading aid, not a decision (the calibrator weighs).
+WEAK_ON_DEV_TUNE = ("alternative_agrees", "reading_ambiguous", "vat_checksum", "history_agrees", "history_repeats")
 
 
 @dataclass
@@ -115,24 +125,37 @@ def _is_right(name: str, record: dict, truth: dict, fuzzy: bool) -> bool | None:
     return field_correct(name, got, want, fuzzy=fuzzy)
 
 
-def score(captured: list[Captured]) -> tuple[dict[tuple[str, str], Tally], dict[str, int], float]:
-    """Per (check, outcome): fired and right counts; per set the base counts; ms per record."""
+def score(captured: list[Captured]) -> tuple[dict[tuple[str, str], Tally], dict[str, int], dict[str, float]]:
+    """Per (check, outcome): fired and right counts; per set the base counts; per check the CPU
+    milliseconds per record (process time, so that other processes on the machine do not count;
+    "(document index)" is the shared per-document text index the checks read, built once)."""
     tallies: dict[tuple[str, str], Tally] = defaultdict(Tally)
-    base = {"fields": 0, "right": 0}
-    t_total, n = 0.0, 0
+    base = {"fields": 0, "right": 0, "wrong_failed": 0, "right_failed": 0, "wrong_failed_strong": 0,
+            "right_failed_strong": 0}
+    cpu: dict[str, float] = defaultdict(float)
+    n = 0
     for c in captured:
         if c.ctx is None or not isinstance(c.ctx.record, dict):
             continue
         fuzzy = "receipt" in c.set_name
-        t = time.perf_counter()
-        signals: list[Signal] = run_checks(c.ctx)
-        t_total += time.perf_counter() - t
+        t = time.process_time()
+        doc_text(c.ctx.document)
+        cpu["(document index)"] += time.process_time() - t
+        signals: list[Signal] = []
+        for name, check in CHECKS:
+            t = time.process_time()
+            signals += run_checks(c.ctx, ((name, check),))
+            cpu[name] += time.process_time() - t
         n += 1
+        failed = {sg.field for sg in signals if sg.outcome == "fail"}
+        failed_strong = {sg.field for sg in signals if sg.outcome == "fail" and sg.check not in WEAK_ON_DEV_TUNE}
         for f in c.ctx.record:
             ok = _is_right(f, c.ctx.record, c.truth, fuzzy)
             if ok is not None:
                 base["fields"] += 1
                 base["right"] += int(ok)
+                base["right_failed" if ok else "wrong_failed"] += int(f in failed)
+                base["right_failed_strong" if ok else "wrong_failed_strong"] += int(f in failed_strong)
         for sg in signals:
             ok = _is_right(sg.field, c.ctx.record, c.truth, fuzzy)
             if ok is None:
@@ -143,23 +166,30 @@ def score(captured: list[Captured]) -> tuple[dict[tuple[str, str], Tally], dict[
             if not ok and len(tl.examples) < 6:
                 tl.examples.append(f"{c.doc_id} {sg.field}={c.ctx.record.get(sg.field)!r} "
                                    f"(truth {c.truth.get(sg.field)!r}): {sg.detail}")
-    return tallies, base, (1000 * t_total / n if n else 0.0)
+    return tallies, base, {k: 1000 * v / n for k, v in cpu.items()} if n else {}
 
 
-def render(title: str, tallies: dict[tuple[str, str], Tally], base: dict[str, int], ms: float,
+def render(title: str, tallies: dict[tuple[str, str], Tally], base: dict[str, int], ms: dict[str, float],
            show_wrong: bool) -> str:
     share = base["right"] / base["fields"] if base["fields"] else 0.0
+    total = sum(ms.values())
     lines = [f"### {title}", "",
-             f"{base['fields']} annotated fields in the verified records, {share:.3f} right; "
-             f"checks take {ms:.2f} ms per record (all {len(CHECKS)} together).", "",
-             "| check | pass fired | right among pass | fail fired | right among fail |",
-             "|---|---:|---:|---:|---:|"]
+             f"{base['fields']} annotated fields in the final records, {share:.3f} right. CPU per record: "
+             f"{total:.2f} ms for all {len(CHECKS)} checks, of which {ms.get('(document index)', 0.0):.2f} ms "
+             f"the shared document index; slowest check {max((v for k, v in ms.items() if k[0] != '('), default=0):.2f} ms.",
+             f"Wrong fields with at least one `fail`: {base['wrong_failed']} of {base['fields'] - base['right']}; "
+             f"right fields with at least one `fail`: {base['right_failed']} of {base['right']}. Without the "
+             f"checks weak on dev-tune ({', '.join(WEAK_ON_DEV_TUNE)}): {base['wrong_failed_strong']} and "
+             f"{base['right_failed_strong']}.",
+             "",
+             "| check | pass fired | right among pass | fail fired | right among fail | CPU ms |",
+             "|---|---:|---:|---:|---:|---:|"]
     names = [n for n, _ in CHECKS]
     for name in names:
         p, f = tallies.get((name, "pass"), Tally()), tallies.get((name, "fail"), Tally())
         def r(t: Tally) -> str:
             return f"{t.right / t.fired:.3f}" if t.fired else "-"
-        lines.append(f"| {name} | {p.fired} | {r(p)} | {f.fired} | {r(f)} |")
+        lines.append(f"| {name} | {p.fired} | {r(p)} | {f.fired} | {r(f)} | {ms.get(name, 0.0):.3f} |")
     if show_wrong:
         lines += ["", "Wrong fields a check fired on (first of each):"]
         for (name, outcome), t in sorted(tallies.items()):
@@ -168,9 +198,52 @@ def render(title: str, tallies: dict[tuple[str, str], Tally], base: dict[str, in
     return "\n".join(lines)
 
 
+def render_combined(results: list[tuple[str, dict[tuple[str, str], Tally], dict[str, int], dict[str, float]]]) -> str:
+    """One table over sets: per check, `pass` and `fail` as "fired (right share)"."""
+    head = "| check | " + " | ".join(f"{t} pass | {t} fail" for t, *_ in results) + " |"
+    lines = [head, "|---|" + "---:|---:|" * len(results)]
+    def cell(t: Tally) -> str:
+        return f"{t.fired} ({t.right / t.fired:.2f})" if t.fired else "-"
+    for name, _ in CHECKS:
+        row = [cell(tl.get((name, "pass"), Tally())) + " | " + cell(tl.get((name, "fail"), Tally()))
+               for _, tl, _, _ in results]
+        lines.append(f"| {name} | " + " | ".join(row) + " |")
+    lines.append("")
+    for t, _, base, ms in results:
+        share = base["right"] / base["fields"] if base["fields"] else 0.0
+        lines.append(f"* {t}: {base['fields']} fields, {share:.3f} right; wrong fields with a `fail` "
+                     f"{base['wrong_failed']} of {base['fields'] - base['right']}, right fields with a `fail` "
+                     f"{base['right_failed']} of {base['right']} (without the weak checks: "
+                     f"{base['wrong_failed_strong']} and {base['right_failed_strong']}); "
+                     f"CPU {sum(ms.values()):.2f} ms per record "
+                     f"(slowest check {max((v for k, v in ms.items() if k[0] != '('), default=0):.2f} ms)")
+    return "\n".join(lines)
+
+
+def write_signals(captured: list[Captured], path: Path) -> int:
+    """One JSON line per scored record: its set, id, status, and per annotated field whether it is
+    right and the signals the checks gave it (what a calibrator trains on). Returns the rows written."""
+    n = 0
+    with path.open("w", encoding="utf-8") as out:
+        for c in captured:
+            if c.ctx is None or not isinstance(c.ctx.record, dict):
+                continue
+            signals = run_checks(c.ctx)
+            fuzzy = "receipt" in c.set_name
+            fields = {}
+            for f in c.ctx.record:
+                ok = _is_right(f, c.ctx.record, c.truth, fuzzy)
+                if ok is not None:
+                    fields[f] = {"right": ok, "signals": [s.to_json() for s in signals if s.field == f]}
+            out.write(json.dumps({"set": c.set_name, "id": c.doc_id, "status": c.status, "fields": fields},
+                                 ensure_ascii=False, default=str) + "\n")
+            n += 1
+    return n
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--sets", default="dev-invoices,dev-receipts")
+    ap.add_argument("--sets", help="sets to run (default dev-invoices,dev-receipts); with --load, the sets to keep")
     ap.add_argument("--split", choices=SPLITS, default=TUNE, help="dev documents to run (default dev-tune)")
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA, help="the dev data folder (manifest.jsonl)")
     ap.add_argument("--generator", choices=("baseline", "model"), default="model")
@@ -178,34 +251,62 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--docs", type=int, default=3)
     ap.add_argument("--limit", type=int, help="first N documents of each set (after the split)")
     ap.add_argument("--save", type=Path, help="pickle the captured contexts here")
-    ap.add_argument("--load", type=Path, help="score contexts captured earlier instead of running the pipeline")
+    ap.add_argument("--load", type=Path, nargs="+", help="score contexts captured earlier (one or more --save files) "
+                                                        "instead of running the pipeline")
     ap.add_argument("--show-wrong", action="store_true", help="list wrong fields each check fired on (not on holdout)")
+    ap.add_argument("--keep", action="store_true", help="keep the scratch folder (documents, database, formats)")
+    ap.add_argument("--signals-out", type=Path, help="write each record's fields (right or not) and signals "
+                                                     "as JSON lines (not for dev-holdout)")
+    ap.add_argument("--combined", action="store_true", help="one table over all sets instead of one per set")
     args = ap.parse_args(argv)
 
     if args.load:
-        payload = pickle.loads(args.load.read_bytes())
-        split, captured = payload["split"], [c if isinstance(c, Captured) else Captured(**c) for c in payload["captured"]]
+        splits, captured = set(), []
+        for path in args.load:                   # a set captured in two files: the first file's run counts
+            payload = pickle.loads(path.read_bytes())
+            splits.add(payload["split"])
+            have = {c.set_name for c in captured}
+            captured += [x for x in (c if isinstance(c, Captured) else Captured(**c) for c in payload["captured"])
+                         if x.set_name not in have]
+        split = HOLDOUT if HOLDOUT in splits else TUNE
+        if args.sets:
+            keep = set(args.sets.split(","))
+            captured = [c for c in captured if c.set_name in keep]
     else:
         split, captured = args.split, []
         scratch = Path(tempfile.mkdtemp(prefix="docassay-checks-", dir="/var/tmp"))
-        for set_name in [s for s in args.sets.split(",") if s]:
-            docs = load_set(set_name, data=args.data, folder=scratch / "docs", size=SynthSize(args.formats, args.docs))
-            if set_name in DEV_SETS:
-                docs = select(docs, split)
-            docs = docs[:args.limit] if args.limit else docs
-            captured += capture(set_name, docs, scratch, args.generator)
+        try:
+            for set_name in [s for s in (args.sets or "dev-invoices,dev-receipts").split(",") if s]:
+                docs = load_set(set_name, data=args.data, folder=scratch / "docs",
+                                size=SynthSize(args.formats, args.docs))
+                if set_name in DEV_SETS:
+                    docs = select(docs, split)
+                docs = docs[:args.limit] if args.limit else docs
+                captured += capture(set_name, docs, scratch, args.generator)
+        finally:
+            if not args.keep:
+                shutil.rmtree(scratch, ignore_errors=True)
         if args.save:
             args.save.write_bytes(pickle.dumps({"split": split, "captured": [vars(c) for c in captured]}))
-    if args.show_wrong and split == HOLDOUT and any(c.set_name in DEV_SETS for c in captured):
-        print("--show-wrong is refused on dev-holdout: its errors are never inspected", file=sys.stderr)
+    if (args.show_wrong or args.signals_out) and split == HOLDOUT and any(c.set_name in DEV_SETS for c in captured):
+        print("--show-wrong and --signals-out are refused on dev-holdout: its errors are never inspected",
+              file=sys.stderr)
         return 2
+    if args.signals_out:
+        print(f"{write_signals(captured, args.signals_out)} records written to {args.signals_out}", file=sys.stderr)
+    results = []
     for set_name in dict.fromkeys(c.set_name for c in captured):
         rows = [c for c in captured if c.set_name == set_name]
         tallies, base, ms = score(rows)
         label = f"{set_name} ({split}, {len(rows)} documents)" if set_name in DEV_SETS else \
             f"{set_name} ({len(rows)} documents)"
+        if args.combined:
+            results.append((set_name, tallies, base, ms))
+            continue
         print(render(label, tallies, base, ms, args.show_wrong))
         print()
+    if args.combined:
+        print(render_combined(results))
     return 0
 
 

@@ -5,7 +5,7 @@ import pytest
 
 from extractors.document import BBox
 from extractors.instructions.executor import Extraction, FieldValue, Provenance
-from tests.verifiers.checkkit import GOOD, INVOICE, assert_conformant, at, by, ctx, page_doc
+from tests.verifiers.checkkit import GOOD, INVOICE, RECEIPT, assert_conformant, at, by, ctx, page_doc
 from verifiers.checks import agreement as G
 from verifiers.history import MemoryHistory
 
@@ -24,6 +24,12 @@ def test_value_printed_reads_dates_in_other_forms():
     doc = page_doc([(50, 50, "Date: 5 March 2018"), (50, 70, "Due 04/04/18")])
     s = G.value_printed(ctx(GOOD, doc=doc))
     assert by(s, "issue_date", "value_printed") == ["pass"] and by(s, "due_date", "value_printed") == ["pass"]
+
+
+def test_value_printed_after_a_sign_and_in_spanish():
+    doc = page_doc([(50, 50, "Total Fr.81.21"), (50, 70, "Fecha: 31 de mayo de 2016")])
+    s = G.value_printed(ctx({"total": 81.21, "date": "2016-05-31"}, schema=RECEIPT, doc=doc))
+    assert by(s, "total", "value_printed") == ["pass"] and by(s, "date", "value_printed") == ["pass"]
 
 
 def test_printed_twice():
@@ -55,6 +61,16 @@ def test_reading_ambiguous():
     assert by(G.reading_ambiguous(one), "issue_date", "reading_ambiguous") == ["pass"]
 
 
+def test_date_order():
+    doc = page_doc([(50, 40, "Datum 05.03.2018"), (50, 52, "Stand 24.03.2020")])        # 24.03: day first
+    ev = {"issue_date": at(doc, "issue_date", "05.03.2018")}
+    assert by(G.date_order(ctx(GOOD, doc=doc, evidence=ev)), "issue_date", "date_order") == ["pass"]
+    assert by(G.date_order(ctx(dict(GOOD, issue_date="2018-05-03"), doc=doc, evidence=ev)),
+              "issue_date", "date_order") == ["fail"]
+    plain = page_doc([(50, 40, "Datum 05.03.2018")])                                      # no unambiguous date
+    assert G.date_order(ctx(GOOD, doc=plain, evidence={"issue_date": at(plain, "issue_date", "05.03.2018")})) == []
+
+
 def _history(record):
     h = MemoryHistory()
     h.accept("a" * 64, record, {})
@@ -70,6 +86,13 @@ def test_history_agrees_and_repeats():
     assert by(G.history_agrees(ctx(changed, history=_history(prev))), "seller_name", "history_agrees") == ["fail"]
     assert by(G.history_repeats(ctx(GOOD, history=_history(GOOD))), "invoice_number", "history_repeats") == ["fail"]
     assert G.history_agrees(ctx(GOOD, history=MemoryHistory())) == []   # no previous document
+
+
+def test_history_agrees_is_silent_for_another_issuer_in_the_same_layout():
+    other = dict(GOOD, seller_name="Andere GmbH", seller_vat_id="DE123456789")
+    s = G.history_agrees(ctx(other, history=_history(GOOD)))
+    assert by(s, "seller_name", "history_agrees") == [] and by(s, "seller_vat_id", "history_agrees") == []
+    assert by(s, "currency", "history_agrees") == ["pass"]
 
 
 def test_history_agrees_follows_per_format_keyword():

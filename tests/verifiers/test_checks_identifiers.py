@@ -30,6 +30,12 @@ def test_vat_of_other_countries():
         assert by(I.vat_checksum(ctx(dict(GOOD, seller_vat_id=v))), "seller_vat_id", "vat_checksum") == ["pass"]
 
 
+def test_swiss_uid_without_vat_suffix():
+    rec = dict(GOOD, seller_vat_id="CHE-123.456.788")
+    assert by(I.vat_format(ctx(rec)), "seller_vat_id", "vat_format") == ["pass"]
+    assert by(I.vat_checksum(ctx(rec)), "seller_vat_id", "vat_checksum") == ["pass"]
+
+
 def test_vat_without_country_prefix_is_not_judged():
     assert I.vat_format(ctx(dict(GOOD, seller_vat_id="201/113/40209"))) == []
 
@@ -39,6 +45,14 @@ def test_vat_not_iban():
     assert by(I.vat_not_iban(ctx(dict(GOOD, seller_vat_id="DE02"), doc=doc)), "seller_vat_id", "vat_not_iban") == ["fail"]
     assert by(I.vat_not_iban(ctx(GOOD, doc=doc)), "seller_vat_id", "vat_not_iban") == ["pass"]
     assert I.vat_not_iban(ctx(GOOD)) == []                         # no document: nothing to compare
+
+
+def test_vat_next_to_an_iban_on_one_line_is_no_iban():
+    doc = page_doc([(50, 50, "BTW BE0508185549 IBAN BE71 0961 2345 6769"), (50, 70, "IBAN ES30 9520 6130 3611 9587 3979")])
+    s = I.vat_not_iban(ctx(dict(GOOD, seller_vat_id="BE0508185549"), doc=doc))
+    assert by(s, "seller_vat_id", "vat_not_iban") == ["pass"]
+    s = I.vat_not_iban(ctx(dict(GOOD, seller_vat_id="ES30"), doc=doc))   # labelled IBAN, check digits not needed
+    assert by(s, "seller_vat_id", "vat_not_iban") == ["fail"]
 
 
 def test_role_from_schema_keyword():

@@ -25,6 +25,7 @@ def test_tax_inclusion():
     assert tax_inclusion("TOTAL INCL. OF GST") == "gross_total"
     assert tax_inclusion("Total sin IVA:") == "net_total"
     assert tax_inclusion("incl. GST 6 %") is None                       # the tax itself
+    assert tax_inclusion("GST @6% INCLUDED IN TOTAL") == "tax_total"
     assert tax_inclusion("Summe") is None
 
 
@@ -54,6 +55,42 @@ def test_label_meaning_from_the_anchor_label_when_nothing_is_left_of_the_value()
     c = ctx({"total": 50.0}, schema=RECEIPT, doc=doc,
             evidence={"total": at(doc, "total", "50.00", label="=TOTAL INCL. GST")})
     assert by(L.label_meaning(c), "total", "label_meaning") == ["pass"]
+
+
+def test_final_total():
+    doc = page_doc([(50, 40, "Subtotal 20.98"), (50, 52, "Total incl. GST 20.98"), (50, 64, "Rounding 0.02"),
+                    (50, 76, "Rounded total 21.00"), (50, 88, "Cash 50.00")])
+    inter = ctx({"total": 20.98}, schema=RECEIPT, doc=doc, evidence={"total": at(doc, "total", "20.98", occurrence=1)})
+    assert by(L.final_total(inter), "total", "final_total") == ["fail"]
+    final = ctx({"total": 21.0}, schema=RECEIPT, doc=doc, evidence={"total": at(doc, "total", "21.00")})
+    assert by(L.final_total(final), "total", "final_total") == ["pass"]
+    summary = page_doc([(50, 40, "Total 21.00"), (50, 52, "GST 6% Total 19.81 1.19")])     # a tax summary row
+    c = ctx({"total": 21.0}, schema=RECEIPT, doc=summary, evidence={"total": at(summary, "total", "21.00")})
+    assert by(L.final_total(c), "total", "final_total") == ["pass"]
+
+
+def test_total_last():
+    doc = page_doc([(50, 40, "TOTAL: 96.00 5.76 101.76"), (50, 60, "TOTAL 12.00")])
+    col = ctx({"total": 96.0}, schema=RECEIPT, doc=doc, evidence={"total": at(doc, "total", "96.00")})
+    assert by(L.total_last(col), "total", "total_last") == ["fail"]
+    last = ctx({"total": 101.76}, schema=RECEIPT, doc=doc, evidence={"total": at(doc, "total", "101.76")})
+    assert by(L.total_last(last), "total", "total_last") == []                     # last of several: no opinion
+    alone = ctx({"total": 12.0}, schema=RECEIPT, doc=doc, evidence={"total": at(doc, "total", "12.00")})
+    assert by(L.total_last(alone), "total", "total_last") == ["pass"]
+
+
+def test_card_expiry_is_no_issue_date():
+    doc = page_doc([(50, 40, "CARD EXPIRY: 30/09/18")])
+    c = ctx({"date": "2018-09-30"}, schema=RECEIPT, doc=doc, evidence={"date": at(doc, "date", "30/09/18")})
+    assert by(L.label_meaning(c), "date", "label_meaning") == ["fail"]
+
+
+def test_item_descriptions():
+    assert by(L.item_descriptions(ctx(GOOD)), "line_items", "item_descriptions") == ["pass"]
+    for bad in ("Abrechnungskreis 1 Beschreibung", "GTIN Art-Nr Lieferant Zitronensäure", "R33954 Large coffee beans",
+                "8,10 3,00"):
+        rec = dict(GOOD, line_items=[{"description": bad, "line_total": 1.0}])
+        assert by(L.item_descriptions(ctx(rec)), "line_items", "item_descriptions") == ["fail"], bad
 
 
 def test_value_not_label():

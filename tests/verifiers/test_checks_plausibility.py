@@ -37,9 +37,18 @@ def test_tax_share():
     ("Lieferant GmbH", "pass"), ("AEON CO. (M) BHD", "pass"), ("Deutschland", "fail"),
     ("DE 69876 Frankfurt", "fail"), ("Lieferantenstraße 20", "fail"), ("SALESPERSON : EIRA", "fail"),
     ("SDN BHD", "fail"), ("ALAM) SDN BHD", "fail"), ("99 SPEED MART S/B (519537-X)", "fail"),
-    ("info@lieferant.de", "fail"), ("BANDAR BARU PERMAS JAYA", "fail")])
+    ("info@lieferant.de", "fail"), ("BANDAR BARU PERMAS JAYA", "fail"), ("HOME MASTER HARDWARE &", "fail"),
+    ("& de Jong B.V.", "fail"), ("Smit & de Jong B.V.", "pass"), ("GOODS SOLD ARE NOT RETURNABLE", "fail"),
+    ("KING'S CONFECTIONERY S/B 273500-U", "fail")])
 def test_name_shape(value, outcome):
     assert by(P.name_shape(ctx(dict(GOOD, buyer_name=value))), "buyer_name", "name_shape") == [outcome]
+
+
+def test_seller_addressed_by_title():
+    rec = {"company": "MS JOAN WONG", "total": 1.0}
+    assert by(P.name_shape(ctx(rec, schema=RECEIPT)), "company", "name_shape") == ["fail"]
+    rec = {"company": "MR. D.I.Y. (M) SDN BHD", "total": 1.0}
+    assert by(P.name_shape(ctx(rec, schema=RECEIPT)), "company", "name_shape") == ["pass"]
 
 
 def test_name_shape_without_opinion():
@@ -49,7 +58,7 @@ def test_name_shape_without_opinion():
 @pytest.mark.parametrize("value,outcome", [
     ("NO. 17-G, JALAN SETIA INDAH, 40170 SHAH ALAM", "pass"), ("Lieferantenstraße 20 80333 München", "pass"),
     ("TABLE : 3 CASH", "fail"), ("NO.22 JALAN PUTERI 47100 PUCHONG 02/02/2017 7:31:08 PM", "fail"),
-    ("CH50514 T5 JOINT 2PIN", "fail")])
+    ("CH50514 T5 JOINT 2PIN", "fail"), ("156, AVENUE DES TILLEULS 23860 LYON TÉL. +33 4 74 60 40 24", "fail")])
 def test_address_shape(value, outcome):
     rec = {"company": "X SDN BHD", "address": value, "total": 1.0}
     assert by(P.address_shape(ctx(rec, schema=RECEIPT)), "address", "address_shape") == [outcome]

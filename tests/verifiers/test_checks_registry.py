@@ -29,3 +29,23 @@ def test_a_raising_check_becomes_an_error_signal():
 
 def test_not_a_mapping_gives_nothing():
     assert run_checks(ctx(["not", "a", "record"])) == []   # type: ignore[arg-type]
+
+
+def test_number_readings_and_amount_forms():
+    from verifiers.checks.page import amount_forms, number_readings
+    assert number_readings("1.234,50") == {1234.5} and number_readings("1,234.50") == {1234.5}
+    assert number_readings("1.234") == {1234.0, 1.234} and number_readings("7,90-") == {-7.9}
+    assert number_readings("abc") == set()
+    assert {"1.234,50", "1,234.50", "1234.50"} <= set(amount_forms(-1234.5))
+
+
+def test_checks_agree_across_threads():
+    from concurrent.futures import ThreadPoolExecutor
+    docs = [page_doc() for _ in range(12)]                     # more documents than the caches hold
+    cases = [ctx(GOOD, doc=d, evidence={"seller_name": at(d, "seller_name", "Lieferant GmbH"),
+                                        "gross_total": at(d, "gross_total", "562,87")}) for d in docs]
+    want = [run_checks(c) for c in cases]
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        got = list(pool.map(run_checks, cases * 4))
+    assert got == want * 4
+    assert not [s for g in got for s in g if s.check.endswith(":error")]

@@ -25,12 +25,21 @@ def test_roles_from_other_names():
     schema = {"type": "object", "properties": {
         "vendorName": {"type": "string"}, "customer_vat_number": {"type": "string"},
         "payment_due": {"type": "string", "format": "date"}, "total_incl_tax": {"type": "number"},
-        "amount_untaxed": {"type": "number"}, "notes": {"type": "string"}}}
+        "amount_untaxed": {"type": "number"}, "notes": {"type": "string"}, "discount_total": {"type": "number"},
+        "cash_paid": {"type": "number"}}}
     r = roles_of(schema)
     assert r.role("vendorName") == "seller_name" and r.role("customer_vat_number") == "buyer_vat_id"
     assert r.role("payment_due") == "due_date" and r.role("total_incl_tax") == "gross_total"
     assert r.role("amount_untaxed") == "net_total" and r.role("notes") is None
+    assert r.role("discount_total") is None and r.role("cash_paid") is None
     assert roles_of({"type": "object", "properties": "nope"}).by_field == {}
+
+
+def test_unknown_role_is_logged_and_inferred(caplog):
+    schema = {"type": "object", "properties": {"seller_vat_id": {"type": "string", "x-docassay": {"role": "vatt"}}}}
+    with caplog.at_level("WARNING"):
+        assert roles_of(schema).role("seller_vat_id") == "seller_vat_id"
+    assert "unknown x-docassay role 'vatt'" in caplog.text
 
 
 def _party_ctx(vat_text: str, vat: str):
@@ -84,6 +93,48 @@ def test_parties_distinct():
     assert by(R.parties_distinct(ctx(GOOD)), "buyer_name", "parties_distinct") == ["pass"]
     s = R.parties_distinct(ctx(dict(GOOD, buyer_name="LIEFERANT  GmbH")))
     assert by(s, "buyer_name", "parties_distinct") == ["fail"] and by(s, "seller_name", "parties_distinct") == ["fail"]
+
+
+def test_address_whole():
+    doc = page_doc([(50, 40, "ACME SDN BHD"), (50, 52, "NO 12, JALAN SS 2/4"), (50, 64, "47300 PETALING JAYA"),
+                    (50, 100, "TOTAL 12.00")])
+    cut = ctx({"address": "47300 PETALING JAYA"}, schema=RECEIPT, doc=doc,
+              evidence={"address": at(doc, "address", "47300 PETALING JAYA")})
+    assert by(R.address_whole(cut), "address", "address_whole") == ["fail"]
+    short = ctx({"address": "NO 12, JALAN SS 2/4"}, schema=RECEIPT, doc=doc,
+                evidence={"address": at(doc, "address", "NO 12, JALAN SS 2/4")})
+    assert by(R.address_whole(short), "address", "address_whole") == ["fail"]
+    whole = doc.pages[0].lines
+    box = whole[1].bbox.union(whole[2].bbox)
+    from verifiers.evidence import FieldEvidence
+    ev = FieldEvidence("address", "label", text="NO 12, JALAN SS 2/4 47300 PETALING JAYA", page=1,
+                       bbox=(box.x0, box.y0, box.x1, box.y1))
+    ok = ctx({"address": "NO 12, JALAN SS 2/4 47300 PETALING JAYA"}, schema=RECEIPT, doc=doc, evidence={"address": ev})
+    assert by(R.address_whole(ok), "address", "address_whole") == ["pass"]
+
+
+def test_address_whole_below_a_line_that_runs_on():
+    doc = page_doc([(50, 40, "GROUND FLOOR, WISMA UOA II,"), (50, 52, "NO 21, JALAN PINANG, 50450 KUALA LUMPUR")])
+    c = ctx({"address": "NO 21, JALAN PINANG, 50450 KUALA LUMPUR"}, schema=RECEIPT, doc=doc,
+            evidence={"address": at(doc, "address", "NO 21, JALAN PINANG, 50450 KUALA LUMPUR")})
+    assert by(R.address_whole(c), "address", "address_whole") == ["fail"]
+
+
+def test_name_whole():
+    doc = page_doc([(50, 40, "FALUM BAHAGIA BAKERY"), (50, 52, "ENTERPRISE"), (50, 64, "(CO.REG : 933109-X)"),
+                    (50, 100, "ACME GMBH"), (50, 112, "(CO.REG : 933109-X)")])
+    cut = ctx({"company": "FALUM BAHAGIA BAKERY"}, schema=RECEIPT, doc=doc,
+              evidence={"company": at(doc, "company", "FALUM BAHAGIA BAKERY")})
+    assert by(R.name_whole(cut), "company", "name_whole") == ["fail"]
+    whole = ctx({"company": "ACME GMBH"}, schema=RECEIPT, doc=doc, evidence={"company": at(doc, "company", "ACME GMBH")})
+    assert by(R.name_whole(whole), "company", "name_whole") == ["pass"]          # a registration line follows
+
+
+def test_items_complete():
+    assert by(R.items_complete(ctx(GOOD)), "line_items", "items_complete") == ["pass"]
+    rec = dict(GOOD, line_items=[{"description": "A", "quantity": 1.0, "line_total": 2.0},
+                                 {"quantity": 2.0, "line_total": 4.0}])
+    assert by(R.items_complete(ctx(rec)), "line_items", "items_complete") == ["fail"]
 
 
 @pytest.mark.parametrize("name,check", R.CHECKS)

@@ -19,8 +19,9 @@ mean), roles (which block of the page a value stands in), agreement (printed twi
 reading, the format's earlier documents), plausibility (dates, proportions, the shape of a name).
 Field roles come from the schema (verifiers.checks.fields; `x-docassay: {"role": ...}`).
 `run_checks` runs all of them and never lets one check's bug stop the others (a check that raises
-yields a `fail` signal named `<check>:error` on the field "" (no field), and is logged). The calibrator (verifiers.confidence) turns the signals of a field, with the
-generator's scores, into a probability. Each check ships conformance cases in tests/verifiers/:
+yields a `fail` signal named `<check>:error` on the field "" (no field), and is logged). The
+calibrator (verifiers.confidence) turns the signals of a field, with the generator's scores, into
+a probability. Each check ships conformance cases in tests/verifiers/:
 a value it supports, a value it contradicts, malformed input, and determinism.
 """
 from __future__ import annotations

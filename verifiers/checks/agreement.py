@@ -15,10 +15,14 @@ earlier documents.
     history_agrees       a value that belongs to the format (the seller's name, VAT ID, IBAN, the
                          currency, or a field marked `x-docassay: {"per_format": "same"}`) equals
                          the format's previous accepted document's (verifiers.history): pass;
-                         differs: fail
+                         differs while another of the issuer's values agrees: fail (when none
+                         agrees, the layout is shared by another issuer: no signal)
     history_repeats      a per-document value (document number, issue date, gross total) equal to
                          the format's previous document's fails (copied, or the same document
                          again); a different one passes
+    date_order           a date read from a numeric form ("05.03.2018") in the order the document's
+                         unambiguous dates show ("24.03.2020": day first): pass; in the other order:
+                         fail; a document whose dates never show the order: no signal
     currency_printed     the currency's code or sign is printed; another code or sign printed
                          instead fails
 
@@ -30,7 +34,7 @@ import re
 from datetime import date
 
 from verifiers.checks.fields import roles_of
-from verifiers.checks.page import compact, doc_lines, doc_text
+from verifiers.checks.page import compact, doc_lines, doc_text, lines_printing_amount
 from verifiers.checks.signal import Signal
 from verifiers.checks.values import iso_date, num, text
 from verifiers.context import VerifyContext
@@ -38,7 +42,7 @@ from verifiers.evidence import FieldEvidence
 from verifiers.history import value_key
 
 __all__ = ["value_printed", "printed_twice", "alternative_agrees", "reading_ambiguous", "history_agrees",
-           "history_repeats",
+           "history_repeats", "date_order",
            "currency_printed", "CHECKS", "CURRENCY_SIGNS"]
 
 _FORMAT_ROLES = ("seller_name", "seller_vat_id", "seller_address", "iban", "bic", "currency")
@@ -47,18 +51,18 @@ AMOUNT_EPS = 0.005
 CURRENCY_SIGNS = {"€": "EUR", "$": "USD", "£": "GBP", "¥": "JPY", "₹": "INR", "RM": "MYR", "Rs": "INR",
                   "CHF": "CHF", "Fr.": "CHF", "S$": "SGD", "A$": "AUD", "C$": "CAD", "kr": "SEK", "zł": "PLN"}
 _MONTHS = {
-    1: ("jan", "januar", "january", "janvier", "januari", "janv", "jän", "jaenner"),
-    2: ("feb", "februar", "february", "fevrier", "februari", "fev"),
-    3: ("mar", "marz", "maerz", "march", "mars", "maart", "mac", "mrz"),
-    4: ("apr", "april", "avril", "avr"),
-    5: ("may", "mai", "mei"),
-    6: ("jun", "juni", "june", "juin"),
-    7: ("jul", "juli", "july", "juillet", "julai", "juil"),
-    8: ("aug", "august", "aout", "augustus", "ogos"),
-    9: ("sep", "sept", "september", "septembre"),
-    10: ("oct", "okt", "oktober", "october", "octobre"),
-    11: ("nov", "november", "novembre"),
-    12: ("dec", "dez", "dezember", "december", "decembre", "dis", "disember"),
+    1: ("enero", "jan", "januar", "january", "janvier", "januari", "janv", "jän", "jaenner"),
+    2: ("febrero", "feb", "februar", "february", "fevrier", "februari", "fev"),
+    3: ("marzo", "mar", "marz", "maerz", "march", "mars", "maart", "mac", "mrz"),
+    4: ("abril", "apr", "april", "avril", "avr"),
+    5: ("mayo", "may", "mai", "mei"),
+    6: ("junio", "jun", "juni", "june", "juin"),
+    7: ("julio", "jul", "juli", "july", "juillet", "julai", "juil"),
+    8: ("agosto", "aug", "august", "aout", "augustus", "ogos"),
+    9: ("septiembre", "setiembre", "sep", "sept", "september", "septembre"),
+    10: ("octubre", "oct", "okt", "oktober", "october", "octobre"),
+    11: ("noviembre", "nov", "november", "novembre"),
+    12: ("diciembre", "dec", "dez", "dezember", "december", "decembre", "dis", "disember"),
 }
 _KINDS_TEXT = ("text", "identifier", "code")
 
@@ -70,7 +74,7 @@ def _date_forms(d: date) -> list[str]:
              f"{d.day}{d.month}{yyyy}", f"{d.month}{d.day}{yyyy}", f"{d.day}{mm}{yyyy}"}
     for name in _MONTHS[d.month]:
         forms |= {f"{d.day}{name}{yyyy}", f"{dd}{name}{yyyy}", f"{name}{d.day}{yyyy}", f"{name}{dd}{yyyy}",
-                  f"{dd}{name}{yy}", f"{d.day}{name}{yy}"}
+                  f"{dd}{name}{yy}", f"{d.day}{name}{yy}", f"{d.day}de{name}de{yyyy}", f"{dd}de{name}de{yyyy}"}
     return sorted(forms)
 
 
@@ -84,8 +88,7 @@ def _lines_with(ctx: VerifyContext, f: str, kind: str) -> list[int] | None:
         x = num(v)
         if x is None:
             return None
-        x = round(abs(x), 6)
-        return [i for i, nums in enumerate(dt.amounts) if x in nums or any(abs(r - x) < AMOUNT_EPS for r in nums)]
+        return lines_printing_amount(dt, x)
     if kind == "date":
         d = iso_date(v)
         if d is None:
@@ -179,16 +182,21 @@ def history_agrees(ctx: VerifyContext) -> list[Signal]:
     if prev is None or not hasattr(prev.record, "get"):
         return []
     r = roles_of(ctx.schema)
-    out = []
+    same: dict[str, bool] = {}
     for f, pol in ctx.cfg.fields.items():
         v, pv = ctx.record.get(f), prev.record.get(f)
         if v in (None, "", []) or pv in (None, "", []) or isinstance(v, (list, dict)):
             continue
-        role = r.role(f)
-        same = value_key(v) == value_key(pv)
-        if role in _FORMAT_ROLES or pol.same_per_format:
-            out.append(Signal(f, "history_agrees", "pass" if same else "fail",
-                              f"{'as' if same else 'unlike'} the format's previous document ({pv!r})"))
+        if r.role(f) in _FORMAT_ROLES or pol.same_per_format:
+            same[f] = value_key(v) == value_key(pv)
+    anchors = [f for f in same if r.role(f) != "currency"]
+    out = []
+    for f, agrees in same.items():
+        others = [same[a] for a in anchors if a != f]
+        if not agrees and others and not any(others):
+            continue                    # nothing of the issuer agrees: another issuer in the same layout
+        out.append(Signal(f, "history_agrees", "pass" if agrees else "fail",
+                          f"{'as' if agrees else 'unlike'} the format's previous document ({prev.record.get(f)!r})"))
     return out
 
 
@@ -205,6 +213,52 @@ def history_repeats(ctx: VerifyContext) -> list[Signal]:
             out.append(Signal(f, "history_repeats", "fail", f"the same {f} as the format's previous document"))
         else:
             out.append(Signal(f, "history_repeats", "pass", f"differs from the format's previous document"))
+    return out
+
+
+_NUMERIC_DATE = re.compile(r"(?<![\d.,/-])(\d{1,2})[./-](\d{1,2})[./-](\d{4}|\d{2})(?![\d.,/-]|[.,/-]\d)")
+
+
+def _order_evidence(ctx: VerifyContext) -> tuple[int, int]:
+    """How many numeric dates on the document can only be day first, and how many only month first."""
+    day_first = month_first = 0
+    for _, _, t in doc_lines(ctx.document):
+        for a, b, _ in _NUMERIC_DATE.findall(t):
+            x, y = int(a), int(b)
+            if 12 < x <= 31 and 1 <= y <= 12:
+                day_first += 1
+            elif 12 < y <= 31 and 1 <= x <= 12:
+                month_first += 1
+    return day_first, month_first
+
+
+def date_order(ctx: VerifyContext) -> list[Signal]:
+    out = []
+    order: tuple[int, int] | None = None
+    for f, pol in ctx.cfg.fields.items():
+        d = iso_date(ctx.record.get(f)) if pol.kind == "date" else None
+        ev = (ctx.evidence or {}).get(f)
+        if d is None or not isinstance(ev, FieldEvidence) or not ev.text:
+            continue
+        m = _NUMERIC_DATE.search(ev.text)
+        if m is None or d.day == d.month:
+            continue
+        a, b = int(m.group(1)), int(m.group(2))
+        used = "day" if (a, b) == (d.day, d.month) else "month" if (a, b) == (d.month, d.day) else None
+        if used is None:
+            continue
+        if order is None:
+            order = _order_evidence(ctx)
+        day_first, month_first = order
+        if day_first and not month_first:
+            doc_order = "day"
+        elif month_first and not day_first:
+            doc_order = "month"
+        else:
+            continue
+        ok = used == doc_order
+        out.append(Signal(f, "date_order", "pass" if ok else "fail",
+                          f"{ev.text!r} read {used} first; the document's other dates are {doc_order} first"))
     return out
 
 
@@ -239,5 +293,5 @@ def currency_printed(ctx: VerifyContext) -> list[Signal]:
 
 CHECKS = (("value_printed", value_printed), ("printed_twice", printed_twice),
           ("alternative_agrees", alternative_agrees), ("reading_ambiguous", reading_ambiguous),
-          ("history_agrees", history_agrees), ("history_repeats", history_repeats),
+          ("date_order", date_order), ("history_agrees", history_agrees), ("history_repeats", history_repeats),
           ("currency_printed", currency_printed))

@@ -3,7 +3,7 @@ gross total, ...), found from the user's schema, never from a fixed list of fiel
 
     roles_of(schema) -> Roles        (cached per schema content)
         .role(field)       the role of a top-level field, or None
-        .fields(role)      the top-level fields that play a role, in schema order
+        .fields(role)      the top-level fields that play a role (sorted by name)
         .items             array field -> {column: item role} (description, quantity, unit_price, line_total)
 
 A field's role comes from, in order:
@@ -21,11 +21,14 @@ A field no rule recognises has no role and role-based checks emit nothing for it
 from __future__ import annotations
 
 import json
+import logging
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Mapping
 
+from verifiers.checks.cache import IdentityCache
+from verifiers.errors import VerifyError
 from verifiers.settings import VerifySettings
 
 __all__ = ["ROLES", "ITEM_ROLES", "Roles", "roles_of", "words_of", "PARTY_OF"]
@@ -41,6 +44,7 @@ ITEM_ROLES = ("description", "quantity", "unit_price", "line_total")
 PARTY_OF = {"seller_name": "seller", "seller_vat_id": "seller", "seller_address": "seller", "iban": "seller",
             "bic": "seller", "buyer_name": "buyer", "buyer_vat_id": "buyer", "buyer_address": "buyer"}
 
+_log = logging.getLogger(__name__)
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _SPLIT = re.compile(r"[^a-z0-9]+")
 
@@ -56,6 +60,9 @@ _DELIVERY = {"delivery", "delivered", "ship", "shipping", "shipped", "service", 
 _ISSUE = {"issue", "issued", "invoice", "document", "receipt", "bill", "date", "purchase", "transaction"}
 _TAX = {"tax", "vat", "gst", "sst", "mwst", "ust", "btw", "tva", "iva"}
 _RATE = {"rate", "percent", "percentage", "pct"}
+# Amounts that are none of the totals: a discount total, the cash tendered, a deposit.
+_OTHER_AMOUNT = {"discount", "rebate", "allowance", "shipping", "freight", "deposit", "prepaid", "prepayment", "paid",
+                 "tendered", "change", "tip", "rounding", "savings", "fee", "charge", "charges", "quantity", "qty"}
 _NET = {"net", "subtotal", "untaxed", "excl", "excluding", "taxable", "base", "before"}
 _GROSS = {"gross", "total", "grand", "amount", "payable", "due", "balance", "sum"}
 
@@ -81,23 +88,19 @@ class Roles:
         return fs[0] if fs else None
 
 
-_BY_ID: dict[int, tuple[Any, Roles]] = {}
-_BY_ID_SIZE = 32
+_BY_SCHEMA = IdentityCache(32)
 
 
 def roles_of(schema: Mapping[str, Any]) -> Roles:
     """The roles of a schema's fields (cached per schema object and content; a bad schema has none)."""
-    hit = _BY_ID.get(id(schema))
-    if hit is not None and hit[0] is schema:
-        return hit[1]
+    return _BY_SCHEMA.get_or_make(schema, "roles", lambda: _roles(schema))
+
+
+def _roles(schema: Mapping[str, Any]) -> Roles:
     try:
-        roles = _roles_json(json.dumps(schema, sort_keys=True, default=str))
+        return _roles_json(json.dumps(schema, sort_keys=True, default=str))
     except (TypeError, ValueError):
-        roles = Roles()
-    if len(_BY_ID) >= _BY_ID_SIZE:
-        _BY_ID.pop(next(iter(_BY_ID)))
-    _BY_ID[id(schema)] = (schema, roles)
-    return roles
+        return Roles()
 
 
 @lru_cache(maxsize=32)
@@ -107,7 +110,7 @@ def _roles_json(schema_json: str) -> Roles:
         return Roles()
     try:
         kinds = {n: p.kind for n, p in VerifySettings.from_schema(schema).fields.items()}
-    except Exception:                                    # a schema the verifier rejects: no roles here
+    except VerifyError:                                  # a schema the verifier rejects: no roles here
         return Roles()
     by_field: dict[str, str] = {}
     items: dict[str, dict[str, str]] = {}
@@ -120,7 +123,7 @@ def _roles_json(schema_json: str) -> Roles:
             if cols:
                 items[name] = cols
             continue
-        r = _explicit(prop, ROLES)
+        r = _explicit(prop, ROLES, name)
         if r is None:
             r = _infer(name, prop, kinds.get(name, "text"))
         if r:
@@ -128,15 +131,17 @@ def _roles_json(schema_json: str) -> Roles:
     return Roles(by_field, items)
 
 
-def _explicit(prop: Mapping[str, Any], allowed: tuple[str, ...]) -> str | None:
-    """The `x-docassay.role` keyword: a role, "" for "none", None when absent or unknown."""
+def _explicit(prop: Mapping[str, Any], allowed: tuple[str, ...], name: str = "") -> str | None:
+    """The `x-docassay.role` keyword: a role, "" for "none", None when absent or unknown (an
+    unknown role is logged and the role inferred as if none were given)."""
     x = prop.get("x-docassay")
-    if isinstance(x, Mapping) and isinstance(x.get("role"), str):
+    if isinstance(x, Mapping) and "role" in x:
         r = x["role"]
         if r == "none":
             return ""
-        if r in allowed:
+        if isinstance(r, str) and r in allowed:
             return r
+        _log.warning("%s: unknown x-docassay role %r (one of %s, or none); inferring it", name, r, ", ".join(allowed))
     return None
 
 
@@ -172,6 +177,8 @@ def _infer(name: str, prop: Mapping[str, Any], kind: str) -> str | None:
             return "issue_date"
         return None
     if kind in ("amount", "number"):
+        if words & _OTHER_AMOUNT:
+            return None
         if words & _RATE:
             return "tax_rate" if words & _TAX else None
         if words & _TAX:
@@ -207,7 +214,7 @@ def _infer(name: str, prop: Mapping[str, Any], kind: str) -> str | None:
 
 
 def _item_role(name: str, prop: Mapping[str, Any]) -> str | None:
-    r = _explicit(prop, ITEM_ROLES)
+    r = _explicit(prop, ITEM_ROLES, name)
     if r is not None:
         return r or None
     words = set(words_of(name))

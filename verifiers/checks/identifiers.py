@@ -16,6 +16,7 @@ number) is not judged.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from verifiers.checks.fields import roles_of
 from verifiers.checks.page import doc_lines
@@ -38,6 +39,8 @@ XOF XPF YER ZAR ZMW ZWL
 """.split())
 
 _COMPACT = re.compile(r"[\s.\-/]")
+_BANK_WORDS = re.compile(r"\b(?:IBAN|BIC|SWIFT|BTW|VAT|TVA|UST|BANK)\b")
+IBAN_MIN_LENGTH = 15               # Norway's; shorter "XX00 0000 0000" runs are VAT IDs, not IBANs
 _IBAN_ON_PAGE = re.compile(r"\b([A-Z]{2}\d{2}(?:\s?[A-Z0-9]{4}){2,7}(?:\s?[A-Z0-9]{1,4})?)\b")
 
 
@@ -45,6 +48,7 @@ def _compact(v: str) -> str:
     return _COMPACT.sub("", v).upper()
 
 
+@lru_cache(maxsize=64)
 def _vat_module(cc: str):
     """stdnum's VAT module for a two-letter prefix (EL is Greece's), or None."""
     from stdnum.util import get_cc_module
@@ -54,6 +58,12 @@ def _vat_module(cc: str):
     except Exception:                       # stdnum raises plain ImportError-likes for unknown countries
         return None
     return mod if mod is not None and hasattr(mod, "validate") else None
+
+
+@lru_cache(maxsize=1)
+def _swiss_uid():
+    from stdnum.ch import uid
+    return uid
 
 
 def _vat_verdict(value: str) -> tuple[str, str] | None:
@@ -66,6 +76,8 @@ def _vat_verdict(value: str) -> tuple[str, str] | None:
     mod = _vat_module(v[:2])
     if mod is None:
         return None
+    if v.startswith("CHE") and not v.endswith(("MWST", "TVA", "IVA")):
+        mod = _swiss_uid()                  # the Swiss business ID printed without its VAT suffix
     # Modules of non-EU countries take the number without its prefix (gb, ch keep "CHE").
     for candidate in (v, v[2:]):
         try:
@@ -120,9 +132,10 @@ def vat_not_iban(ctx: VerifyContext) -> list[Signal]:
         return []
     ibans = []
     for _, _, line in doc_lines(ctx.document):
-        if "IBAN" in line.upper() or _IBAN_ON_PAGE.search(line):
-            ibans += [_compact(m) for m in _IBAN_ON_PAGE.findall(line.upper())]
-    ibans = [i for i in ibans if _iban_ok(i)]
+        up = line.upper()
+        found = [_compact(m) for part in _BANK_WORDS.split(up) for m in _IBAN_ON_PAGE.findall(part)]
+        # An IBAN is what a line labelled "IBAN" prints in that shape, or what passes mod 97.
+        ibans += [i for i in found if len(i) >= IBAN_MIN_LENGTH and ("IBAN" in up or _iban_ok(i))]
     if not ibans:
         return []
     out = []

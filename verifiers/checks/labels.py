@@ -6,6 +6,16 @@
                     an invoice number, "Cash" for a total: fail). A date or amount whose line
                     prints a version, stylesheet or discount cue anywhere fails too ("Version 2.1
                     vom 24.03.2020" is no issue date; "bis 15.03. mit 2 % Skonto" is no due date)
+    final_total     the gross total is the last total the document prints: a later line that
+                    prints one amount and labels it a gross total ("Rounded total", "Grand total";
+                    not a payable amount, which prepayments reduce) with another figure means the
+                    value is an intermediate total (fail); none: pass
+    total_last        a total read from a line that prints several amounts is the line's last
+                    one ("TOTAL: 96.00 5.76" is a summary row; 96.00 is no gross total): fail when
+                    it is not, pass when it is the line's only amount
+    item_descriptions  no item's description holds a column header or an article-number cue
+                    ("Abrechnungskreis 1 Beschreibung", "GTIN Art-Nr Lieferant ...") or starts
+                    with an article code ("R33954 Large coffee beans"), or is no words at all
     value_not_label the value is not itself a label or heading ("Payment Terms", "Delivery
                     address", "Rechnungsempfänger:" as a buyer's name fail; the evidence's own
                     `value_is_label` finding counts too)
@@ -17,13 +27,14 @@ from __future__ import annotations
 import re
 
 from verifiers.checks.fields import roles_of
-from verifiers.checks.page import place
+from verifiers.checks.page import doc_lines, number_readings, place
+from verifiers.checks.values import num
 from verifiers.checks.signal import Signal
-from verifiers.checks.vocabulary import RIVALS, ROLE_MEANING, VETO, is_label_text, meanings_in, tax_inclusion
+from verifiers.checks.vocabulary import RIVALS, ROLE_MEANING, SUPPORTS, VETO, is_label_text, meanings_in, tax_inclusion
 from verifiers.context import VerifyContext
 from verifiers.evidence import FieldEvidence
 
-__all__ = ["label_meaning", "value_not_label", "nearest_meanings", "CHECKS"]
+__all__ = ["label_meaning", "final_total", "total_last", "value_not_label", "item_descriptions", "nearest_meanings", "CHECKS"]
 
 _ANCHOR_NOISE = re.compile(r"^[=<>^v]+|#-?\d+$")
 
@@ -62,11 +73,104 @@ def label_meaning(ctx: VerifyContext) -> list[Signal]:
         if near is None:
             continue
         meanings, phrase = near
-        if own in meanings:
+        if own in meanings or meanings & set(SUPPORTS.get(role, ())):
             out.append(Signal(f, "label_meaning", "pass", f"labelled {phrase!r} ({own})"))
         elif meanings & set(RIVALS.get(role, ())):
             rival = sorted(meanings & set(RIVALS[role]))[0]
             out.append(Signal(f, "label_meaning", "fail", f"labelled {phrase!r}, which means {rival}, not {own}"))
+    return out
+
+
+_AMOUNT_TOKEN = re.compile(r"(?<![\d.,])-?\d[\d.,']*[.,]\d{2}-?(?![\d.,])")
+
+
+def _gross_lines(ctx: VerifyContext) -> list[tuple[int, int, str, str]]:
+    """(page, line, left text, amount text) of every line whose last amount is labelled a gross total."""
+    out = []
+    for page, li, text in doc_lines(ctx.document):
+        ms = list(_AMOUNT_TOKEN.finditer(text))
+        if len(ms) != 1 or "%" in text:                  # a summary row (net, tax, gross) or a tax line
+            continue
+        left = text[:ms[-1].start()]
+        near = nearest_meanings(left)
+        if near is not None and near[0] == {"gross_total"}:
+            out.append((page, li, left.strip(), ms[-1].group(0)))
+    return out
+
+
+def total_last(ctx: VerifyContext) -> list[Signal]:
+    out = []
+    for f in roles_of(ctx.schema).fields("gross_total"):
+        v = num(ctx.record.get(f))
+        p = place(ctx, f)
+        if v is None or p is None:
+            continue
+        ms = list(_AMOUNT_TOKEN.finditer(p.text))
+        mine = [i for i, m in enumerate(ms) if any(abs(abs(x) - abs(v)) < 0.005 for x in number_readings(m.group(0)))]
+        if not ms or not mine:
+            continue
+        if len(ms) == 1:
+            out.append(Signal(f, "total_last", "pass", "the only amount on its line"))
+        elif mine[-1] != len(ms) - 1:
+            out.append(Signal(f, "total_last", "fail", f"one column of {p.text[:60]!r}, not its last amount"))
+    return out
+
+
+def final_total(ctx: VerifyContext) -> list[Signal]:
+    out = []
+    for f in roles_of(ctx.schema).fields("gross_total"):
+        v = num(ctx.record.get(f))
+        ev = (ctx.evidence or {}).get(f)
+        p = place(ctx, f)
+        if v is None or p is None or not isinstance(ev, FieldEvidence):
+            continue
+        here = (int(getattr(p.page, "number", ev.page or 0)), p.line)
+        later = [(pg, li, lab, amt) for pg, li, lab, amt in _gross_lines(ctx) if (pg, li) > here]
+        other = [(lab, amt) for _, _, lab, amt in later
+                 if not any(abs(abs(x) - abs(v)) < 0.005 for x in number_readings(amt))]
+        if other:
+            out.append(Signal(f, "final_total", "fail",
+                              f"a later line prints {other[-1][0][:40]!r} {other[-1][1]}: {v} is not the final total"))
+        else:
+            out.append(Signal(f, "final_total", "pass", "no later total prints another amount"))
+    return out
+
+
+_ARTICLE_CODE = re.compile(r"^(?=[A-Z0-9-]*\d)(?=[A-Z0-9-]*[A-Z])[A-Z0-9-]{4,}\s")
+
+
+def _description_flaw(d: str) -> str | None:
+    if sum(ch.isalpha() for ch in d) < 2:
+        return "holds no words"
+    cue = next(((m, p) for m, p, _, _ in meanings_in(d) if m == "column_header"), None)
+    if cue:
+        return f"holds the column header or id cue {cue[1]!r}"
+    if _ARTICLE_CODE.match(d):
+        return f"starts with an article code ({d.split()[0]!r})"
+    return None
+
+
+def item_descriptions(ctx: VerifyContext) -> list[Signal]:
+    out = []
+    for name, cols in roles_of(ctx.schema).items.items():
+        rows = ctx.record.get(name)
+        desc = [c for c, r in cols.items() if r == "description"]
+        if not desc or not isinstance(rows, list) or not rows:
+            continue
+        flaws = []
+        for i, x in enumerate(rows):
+            d = x.get(desc[0]) if isinstance(x, dict) else None
+            if isinstance(d, str) and d.strip():
+                why = _description_flaw(d.strip())
+                if why:
+                    flaws.append(f"[{i}] {d[:40]!r} {why}")
+        judged = sum(1 for x in rows if isinstance(x, dict) and isinstance(x.get(desc[0]), str))
+        if not judged:
+            continue
+        if flaws:
+            out.append(Signal(name, "item_descriptions", "fail", "; ".join(flaws[:3])))
+        else:
+            out.append(Signal(name, "item_descriptions", "pass", f"{judged} descriptions read as item names"))
     return out
 
 
@@ -85,4 +189,6 @@ def value_not_label(ctx: VerifyContext) -> list[Signal]:
     return out
 
 
-CHECKS = (("label_meaning", label_meaning), ("value_not_label", value_not_label))
+CHECKS = (("label_meaning", label_meaning), ("final_total", final_total), ("total_last", total_last),
+          ("value_not_label", value_not_label),
+          ("item_descriptions", item_descriptions))

@@ -8,22 +8,26 @@ its attributes, and anything that does not look like one yields nothing.
     doc_text(document)           -> DocText: lines, compact lines, numbers per line, percentages
                                     (computed once per document object)
     doc_lines(document)          -> [(page number, line index, text)]
-    numbers_in(text)             -> every number a printed token may mean ("1.234,50" -> 1234.5)
+    number_readings(token)       -> every number a printed token may mean ("1.234" -> 1234 or 1.234)
+    lines_printing_amount(dt, x) -> the lines that print an amount, in any decimal convention
     percents_in(text)            -> printed percentages ("19 %", "7,00%") as numbers
 """
 from __future__ import annotations
 
+import bisect
 import math
 import re
 from dataclasses import dataclass
 from typing import Any, Iterable
 
+from verifiers.checks.cache import IdentityCache
 from verifiers.checks.vocabulary import heading_meaning
 from verifiers.context import VerifyContext
 from verifiers.evidence import FieldEvidence
 from verifiers.tolerance import fold_text
 
-__all__ = ["Place", "place", "heading_above", "doc_lines", "doc_text", "DocText", "compact", "numbers_in",
+__all__ = ["Place", "place", "heading_above", "doc_lines", "doc_text", "DocText", "compact",
+           "amount_forms", "lines_printing_amount",
            "percents_in", "number_readings",
            "HEADING_MAX_LINES", "HEADING_MAX_EMS"]
 
@@ -51,8 +55,9 @@ def _lines(page: Any) -> list:
     return getattr(page, "lines", None) or []
 
 
-_PLACE_CACHE: dict[tuple[int, int, tuple], tuple[Any, Place | None]] = {}
-_PLACE_CACHE_SIZE = 256
+_PLACES = IdentityCache(256)
+_ROWS = IdentityCache(_CACHE_SIZE * 4)
+_TEXTS = IdentityCache(_CACHE_SIZE)
 
 
 def place(ctx: VerifyContext, field: str) -> Place | None:
@@ -60,15 +65,28 @@ def place(ctx: VerifyContext, field: str) -> Place | None:
     ev = (ctx.evidence or {}).get(field)
     if not isinstance(ev, FieldEvidence) or ev.page is None or ev.bbox is None:
         return None
-    key = (id(ctx.document), ev.page if isinstance(ev.page, int) else -1, tuple(ev.bbox))
-    hit = _PLACE_CACHE.get(key)
-    if hit is not None and hit[0] is ctx.document:
-        return hit[1]
-    found = _place(ctx.document, ev)
-    if len(_PLACE_CACHE) >= _PLACE_CACHE_SIZE:
-        _PLACE_CACHE.pop(next(iter(_PLACE_CACHE)))
-    _PLACE_CACHE[key] = (ctx.document, found)
-    return found
+    try:
+        key = (ev.page if isinstance(ev.page, int) else -1, tuple(ev.bbox))
+        hash(key)
+    except TypeError:
+        return None
+    return _PLACES.get_or_make(ctx.document, key, lambda: _place(ctx.document, ev))
+
+
+def _row_index(page: Any) -> tuple[list[float], list[int], float]:
+    words = _words(page)
+    order = sorted((i for i, w in enumerate(words) if getattr(w, "bbox", None) is not None),
+                   key=lambda i: words[i].bbox.y0)
+    tops = [words[i].bbox.y0 for i in order]
+    tallest = max((words[i].bbox.y1 - words[i].bbox.y0 for i in order), default=0.0)
+    return tops, order, tallest
+
+
+def _near_rows(page: Any, y0: float, y1: float) -> list[int]:
+    """Indexes of the page's words whose vertical extent may overlap [y0, y1] (by a y-sorted index)."""
+    tops, order, tallest = _ROWS.get_or_make(page, "rows", lambda: _row_index(page))
+    lo, hi = bisect.bisect_left(tops, y0 - tallest), bisect.bisect_right(tops, y1)
+    return order[lo:hi]
 
 
 def _place(document: Any, ev: FieldEvidence) -> Place | None:
@@ -82,7 +100,8 @@ def _place(document: Any, ev: FieldEvidence) -> Place | None:
         return None
     words = _words(page)
     inside = []
-    for i, w in enumerate(words):
+    for i in _near_rows(page, y0, y1):
+        w = words[i]
         b = getattr(w, "bbox", None)
         if b is None:
             continue
@@ -150,36 +169,33 @@ class DocText:
     lines: list[tuple[int, int, str]]           # (page number, line index, text)
     compact: list[str]                          # each line folded, without white space or punctuation
     joined: str                                 # every compact line, in order, joined
-    amounts: list[frozenset[float]]             # each line's numbers (every reading), in size
     percents: frozenset[float]                  # every percentage printed
 
 
-_DOC_CACHE: dict[int, tuple[Any, DocText]] = {}
 _COMPACT = re.compile(r"[\s\W_]+", re.UNICODE)
 
 
 def compact(v: object) -> str:
     """Folded (case, accents), without white space or punctuation: how printed text is compared."""
-    return _COMPACT.sub("", fold_text(v))
+    t = str(v)
+    if t.isascii():                                     # most lines: no accents to strip
+        return _COMPACT.sub("", t).casefold()
+    return _COMPACT.sub("", fold_text(t))
 
 
 def doc_text(document: Any) -> DocText:
     """The document's DocText (cached per document object); empty for no document."""
     pages = getattr(document, "pages", None)
     if not pages:
-        return DocText([], [], "", [], frozenset())
-    hit = _DOC_CACHE.get(id(document))
-    if hit is not None and hit[0] is document:
-        return hit[1]
+        return DocText([], [], "", frozenset())
+    return _TEXTS.get_or_make(document, "text", lambda: _doc_text(pages))
+
+
+def _doc_text(pages: Any) -> DocText:
     lines = [(int(getattr(pg, "number", n + 1)), li, str(getattr(ln, "text", "")))
              for n, pg in enumerate(pages) for li, ln in enumerate(_lines(pg))]
     comp = [compact(t) for _, _, t in lines]
-    amounts = [frozenset(abs(v) for r in numbers_in(t) for v in r) for _, _, t in lines]
-    dt = DocText(lines, comp, "".join(comp), amounts, frozenset(percents_in(t for _, _, t in lines)))
-    if len(_DOC_CACHE) >= _CACHE_SIZE:
-        _DOC_CACHE.pop(next(iter(_DOC_CACHE)))
-    _DOC_CACHE[id(document)] = (document, dt)
-    return dt
+    return DocText(lines, comp, "".join(comp), frozenset(percents_in(t for _, _, t in lines)))
 
 
 def doc_lines(document: Any) -> list[tuple[int, int, str]]:
@@ -187,8 +203,33 @@ def doc_lines(document: Any) -> list[tuple[int, int, str]]:
     return doc_text(document).lines
 
 
-_NUM = re.compile(r"(?<![\d.,])[-−]?(?:\d{1,3}(?:[ \u00a0']\d{3})+(?:[.,]\d{1,4})?|\d[\d.,]*\d|\d)(?:-(?![\w]))?(?!\d)")
 _PCT = re.compile(r"(?<![\d.,])(\d{1,2}(?:[.,]\d{1,3})?)\s?%")
+
+
+def amount_forms(x: float) -> list[str]:
+    """The ways an amount's size may be printed: 1234.5 -> 1234.50, 1234,50, 1,234.50, 1.234,50,
+    1 234,50, 1'234.50 (and 1234 for a whole amount)."""
+    a = abs(x)
+    whole, cents = f"{a:.2f}".split(".")
+    groups = f"{int(whole):,}"
+    forms = {f"{whole}.{cents}", f"{whole},{cents}"}
+    if "," in groups:
+        forms |= {f"{groups}.{cents}", f"{groups.replace(',', '.')},{cents}", f"{groups.replace(',', ' ')},{cents}",
+                  f"{groups.replace(',', chr(39))}.{cents}"}
+    if cents == "00":
+        forms |= {whole, groups, groups.replace(",", ".")}
+    elif cents.endswith("0"):
+        forms |= {f"{whole}.{cents[0]}", f"{whole},{cents[0]}"}
+    return sorted(forms)
+
+
+def lines_printing_amount(dt: "DocText", x: float) -> list[int]:
+    """Indexes of the lines of `dt` that print the amount `x` (its size, in any convention)."""
+    out: set[int] = set()
+    for form in amount_forms(x):
+        rx = re.compile(r"(?<!\d)(?<!\d[.,])" + re.escape(form) + r"(?![\d]|[.,]\d)")
+        out |= {i for i, (_, _, t) in enumerate(dt.lines) if form in t and rx.search(t)}
+    return sorted(out)
 
 
 def number_readings(token: str) -> set[float]:
@@ -219,11 +260,6 @@ def number_readings(token: str) -> set[float]:
         if math.isfinite(v):
             out.add(-v if neg else v)
     return out
-
-
-def numbers_in(text: str) -> list[set[float]]:
-    """The readings of each number printed in `text`, in order."""
-    return [r for m in _NUM.finditer(text) if (r := number_readings(m.group(0)))]
 
 
 def percents_in(texts: Iterable[str]) -> set[float]:

@@ -8,7 +8,8 @@
                       passes; a postcode and town, a street and number, a country, a phone number,
                       an e-mail or web address, mostly digits, "label : value", a fragment (only
                       a legal form; an unbalanced bracket) or a name carrying a registration
-                      number ("(519537-X)") fails
+                      number ("(519537-X)") fails; a seller's name that is a person addressed by
+                      title and carries no legal form ("MS JOAN WONG"; not "MR. D.I.Y. SDN BHD") fails
     address_shape     an address holds a postcode or a street word and no date, time, phone
                       number, price or "label : value" pair (a till line read with it)
     amount_format     an amount was read from a figure printed with cents where the document
@@ -47,15 +48,25 @@ _POSTCODE_TOWN = re.compile(r"^(?:[A-Z]{1,2}[- ]?)?\d{4,5}\s+[^\W\d_]{2,}", re.U
 _STREET = re.compile(r"(?:stra(?:ss|ß)e|str\.|street|st\.|road|rd\.?|avenue|ave\.?|weg|gasse|platz|allee|laan|"
                      r"straat|rue|jalan|jln\.?|lorong|boulevard|blvd)\s*\d+\w?\b|^\d+\w?\s+\w+\s+"
                      r"(?:street|st|road|rd|avenue|ave|lane|ln|drive|dr)\b", re.IGNORECASE)
-_STREET_WORDS = re.compile(r"\b(jalan|jln|taman|tmn|bandar|lorong|persiaran|kampung|kg|seksyen|lot|medan|"
+_STREET_WORDS = re.compile(r"\b(jalan|jln|taman|tmn|bandar|lorong|persiaran|kampung|kg|seksyen|lot|medan|darul|"
+                           r"selangor|johor|kedah|kelantan|melaka|pahang|perak|perlis|sabah|sarawak|terengganu|"
                            r"street|road|avenue|lane|strasse|weg|gasse|platz|allee|rue|laan|straat|"
                            r"building|bangunan|floor|flr|level|block|blok)\b")
-_REG_NO = re.compile(r"\(\s*(?:co\.?\s*(?:no|reg)\.?\s*:?\s*)?\d{3,}[-\s]?[A-Z]?\s*\)", re.IGNORECASE)
+_REG_NO = re.compile(r"\(\s*(?:co\.?\s*(?:no|reg)\.?\s*:?\s*)?\d{3,}[-\s]?[A-Z]?\s*\)|\b\d{4,}-[A-Z]\b",
+                     re.IGNORECASE)
+_CONNECTOR = re.compile(r"^(?:&|\+|-|,|and\b|und\b|et\b|en\b|dan\b)|(?:&|\+|-|,|\band|\bund|\bet|\ben|\bdan|\bof)$",
+                        re.IGNORECASE)
+# Words of sentences, not of names: a greeting or a notice read as a name ("GOODS SOLD ARE NOT RETURNABLE").
+_SENTENCE = frozenset(fold(w) for w in (
+    "thank", "thanks", "you", "your", "please", "is", "are", "not", "was", "were", "we", "our", "will", "welcome",
+    "danke", "vielen", "bitte", "ihr", "ihre", "wir", "merci", "votre", "nous", "bedankt", "uw", "wij",
+    "terima", "kasih", "sila", "anda", "selamat"))
 _LABEL_VALUE = re.compile(r"^[^\W\d_][^:]{0,24}?\s*:\s*\S")
 _SHORT_LABEL_VALUE = re.compile(r"^[^\W\d_][^:]{0,24}?\s*:\s*\S.{0,12}$")
 _TIME = re.compile(r"\b\d{1,2}:\d{2}(?::\d{2})?\b")
 _DATE = re.compile(r"\b\d{1,2}[./-]\d{1,2}[./-]\d{2,4}\b")
 _PHONE = re.compile(r"(?<!\d)0\d{1,2}[- ]\d{3,4}[ -]?\d{3,4}(?!\d)")
+_INTL_PHONE = re.compile(r"\+\d{1,3}[\s\d()-]{7,}")
 _PRICE = re.compile(r"(?<![\d.,])\d+\.\d{2}(?![\d.,])")
 _POSTCODE = re.compile(r"(?:(?<![\w-])|(?<=\b[A-Z]-))\d{4,6}(?![\w-])")
 _CENTS = re.compile(r"\d[.,]\d{2}(?!\d)")
@@ -124,6 +135,9 @@ def tax_share(ctx: VerifyContext) -> list[Signal]:
     return out
 
 
+_TITLE = re.compile(r"^(?:mr|mrs|ms|miss|dr|herr|frau|mme|mlle|dhr|mevr|encik|puan|cik|tuan)\b\.?\s", re.IGNORECASE)
+
+
 def _name_verdict(v: str, reads_as: str | None = None) -> tuple[str, str] | None:
     s = v.strip()
     f = fold(s)
@@ -133,6 +147,10 @@ def _name_verdict(v: str, reads_as: str | None = None) -> tuple[str, str] | None
         return "fail", "reads as 'label : value'"
     if s.count("(") != s.count(")"):
         return "fail", "is a fragment (an unbalanced bracket)"
+    if _CONNECTOR.search(s):
+        return "fail", "is a fragment (starts or ends with a connector: the name goes on on another line)"
+    if sum(w in _SENTENCE for w in f.split()) >= 2:
+        return "fail", "reads as a sentence, not a name"
     if _REG_NO.search(s):
         return "fail", "carries a registration number"
     if _CONTACT.search(s):
@@ -167,12 +185,16 @@ def name_shape(ctx: VerifyContext) -> list[Signal]:
             continue
         ev = (ctx.evidence or {}).get(f)
         verdict = _name_verdict(v, getattr(ev, "reads_as", None))
+        if role == "seller_name" and _TITLE.match(v) and not _LEGAL.search(fold(v)):
+            verdict = ("fail", "is a person addressed by title (a customer or cashier), not the issuer")
         if verdict:
             out.append(Signal(f, "name_shape", verdict[0], f"{v!r} {verdict[1]}"))
     return out
 
 
 def _address_verdict(v: str) -> tuple[str, str]:
+    if _CONTACT.search(fold(v)) or _INTL_PHONE.search(v):
+        return "fail", "holds contact details: a line that is not the address was read with it"
     for rx, why in ((_TIME, "a time"), (_DATE, "a date"), (_PHONE, "a phone number"), (_PRICE, "a price")):
         if rx.search(v):
             return "fail", f"holds {why}: a line that is not the address was read with it"

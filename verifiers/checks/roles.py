@@ -11,6 +11,14 @@
     outside_items     a header value (names, IDs, dates) does not stand between the first and
                       last item rows of the items table on its page
     parties_distinct  the seller's and the buyer's name (and VAT IDs) differ
+    address_whole     an address without a street or house number while the line right above it
+                      (same column, tightly spaced) prints one, or without the postcode the line
+                      right below it prints, or below a line that runs on into it (ending with a
+                      comma), was cut short: fail
+    name_whole        a party's name whose next line (tightly below, same column) is only a legal
+                      form or trade word ("ENTERPRISE", "SDN BHD") was cut short: fail
+    items_complete    every item holds every column the others hold (an item without its
+                      description or amount was read from a broken row): pass / fail
 
 Fields by role (verifiers.checks.fields); positions from the evidence (page, box) and the parsed
 document. Nothing is judged without them.
@@ -24,10 +32,12 @@ from verifiers.checks.fields import PARTY_OF, roles_of
 from verifiers.checks.page import Place, heading_above, percents_in, place
 from verifiers.checks.signal import Signal
 from verifiers.checks.values import text
+from verifiers.checks.vocabulary import is_legal_line
 from verifiers.context import VerifyContext
 from verifiers.tolerance import fold_text
 
-__all__ = ["party_block", "seller_one_block", "not_table_row", "outside_items", "parties_distinct", "CHECKS"]
+__all__ = ["party_block", "seller_one_block", "not_table_row", "outside_items", "parties_distinct",
+           "address_whole", "name_whole", "items_complete", "CHECKS"]
 
 # Headings that contradict a party's value.
 _RIVAL_BLOCKS = {"seller": ("buyer", "delivery"), "buyer": ("seller", "delivery", "bank", "payment_terms")}
@@ -155,5 +165,88 @@ def parties_distinct(ctx: VerifyContext) -> list[Signal]:
     return out
 
 
+_POSTCODE = re.compile(r"(?:(?<![\w-])|(?<=\b[A-Z]-))\d{4,6}(?![\w-])")
+_STREETISH = re.compile(r"\d|\b(?:jalan|jln|lorong|lot|no|street|st|road|rd|avenue|strasse|str|weg|rue|laan|straat|"
+                        r"floor|flr|level|block|blok|seksyen|taman|tmn|bangunan)\b", re.IGNORECASE)
+ADJACENT_EMS = 0.8           # lines closer than this many line heights belong to one printed block
+
+
+def _neighbour(p: Place, step: int) -> str | None:
+    """The text of the line right above (step -1) or below (+1) the value's, in its column, when
+    tightly spaced; else None."""
+    lines = getattr(p.page, "lines", None) or []
+    li = p.line + step
+    if not 0 <= li < len(lines):
+        return None
+    here, there = lines[p.line].bbox, lines[li].bbox
+    em = max(here.y1 - here.y0, 1e-6)
+    gap = (here.y0 - there.y1) if step < 0 else (there.y0 - here.y1)
+    if gap > ADJACENT_EMS * em or min(there.x1, p.x1) - max(there.x0, p.x0) <= 0:
+        return None
+    return str(getattr(lines[li], "text", ""))
+
+
+def address_whole(ctx: VerifyContext) -> list[Signal]:
+    out = []
+    for f, role in roles_of(ctx.schema).by_field.items():
+        v = text(ctx.record.get(f))
+        if role not in ("seller_address", "buyer_address") or v is None:
+            continue
+        p = place(ctx, f)
+        if p is None:
+            continue
+        no_street = not _STREETISH.search(_POSTCODE.sub(" ", v))
+        above = _neighbour(p, -1)
+        below = _neighbour(p, +1)
+        if no_street and above and _STREETISH.search(above) and fold_text(above) not in fold_text(v):
+            out.append(Signal(f, "address_whole", "fail", f"has no street; the line above, {above[:40]!r}, "
+                                                          f"prints one"))
+        elif above and above.rstrip().endswith((",", "&")) and fold_text(above) not in fold_text(v):
+            out.append(Signal(f, "address_whole", "fail", f"the line above, {above[:40]!r}, runs on into it"))
+        elif not _POSTCODE.search(v) and below and _POSTCODE.search(below) and fold_text(below) not in fold_text(v):
+            out.append(Signal(f, "address_whole", "fail", f"has no postcode; the line below, {below[:40]!r}, has one"))
+        elif _POSTCODE.search(v):
+            out.append(Signal(f, "address_whole", "pass", "holds its postcode and the street before it"))
+    return out
+
+
+def name_whole(ctx: VerifyContext) -> list[Signal]:
+    out = []
+    for f, role in roles_of(ctx.schema).by_field.items():
+        v = text(ctx.record.get(f))
+        if role not in ("seller_name", "buyer_name") or v is None:
+            continue
+        p = place(ctx, f)
+        if p is None:
+            continue
+        below = _neighbour(p, +1)
+        if below and is_legal_line(below) and fold_text(below) not in fold_text(v):
+            out.append(Signal(f, "name_whole", "fail", f"the line below, {below[:40]!r}, goes on with the name"))
+        else:
+            out.append(Signal(f, "name_whole", "pass", "the name's line is not continued by a legal form"))
+    return out
+
+
+def items_complete(ctx: VerifyContext) -> list[Signal]:
+    out = []
+    for name, cols in roles_of(ctx.schema).items.items():
+        rows = ctx.record.get(name)
+        if not isinstance(rows, list) or not rows or not all(isinstance(x, Mapping) for x in rows):
+            continue
+        held = {c for c in cols if any(x.get(c) not in (None, "") for x in rows)}
+        gaps = [(i, sorted(held - {c for c in held if x.get(c) not in (None, "")})) for i, x in enumerate(rows)]
+        gaps = [(i, g) for i, g in gaps if g]
+        no_desc = [i for i, x in enumerate(rows) if "description" in cols.values()
+                   and all(x.get(c) in (None, "") for c, r in cols.items() if r == "description")]
+        if gaps or no_desc:
+            where = "; ".join(f"[{i}] lacks {', '.join(g)}" for i, g in gaps[:3]) or \
+                f"[{no_desc[0]}] has no description"
+            out.append(Signal(name, "items_complete", "fail", where))
+        else:
+            out.append(Signal(name, "items_complete", "pass", f"all {len(rows)} items hold {', '.join(sorted(held))}"))
+    return out
+
+
 CHECKS = (("party_block", party_block), ("seller_one_block", seller_one_block), ("not_table_row", not_table_row),
-          ("outside_items", outside_items), ("parties_distinct", parties_distinct))
+          ("outside_items", outside_items), ("parties_distinct", parties_distinct),
+          ("address_whole", address_whole), ("name_whole", name_whole), ("items_complete", items_complete))

@@ -21,8 +21,8 @@ import re
 import unicodedata
 from functools import lru_cache
 
-__all__ = ["MEANINGS", "ROLE_MEANING", "RIVALS", "VETO", "fold", "meanings_in", "heading_meaning",
-           "is_label_text", "tax_inclusion"]
+__all__ = ["MEANINGS", "ROLE_MEANING", "SUPPORTS", "RIVALS", "VETO", "fold", "meanings_in", "heading_meaning",
+           "is_label_text", "tax_inclusion", "LEGAL_WORDS", "is_legal_line"]
 
 MEANINGS: dict[str, tuple[str, ...]] = {
     # parties and blocks
@@ -67,8 +67,9 @@ MEANINGS: dict[str, tuple[str, ...]] = {
               "bestellung", "bestelldatum", "bestellnummer", "bestell nr", "auftrag", "auftragsnummer",
               "auftragsdatum", "commande", "bon de commande", "bestelling", "bestelnummer", "pedido"),
     "discount": ("skonto", "discount", "escompte", "remise", "korting", "rabatt", "nachlass", "diskaun",
-                 "descuento", "early payment"),
-    "document_meta": ("version", "stand", "stylesheet", "druckdatum", "erstellt am",
+                 "descuento", "early payment", "savings", "saving", "total savings", "you saved", "you save", "jimat"),
+    "document_meta": ("version", "stand", "stylesheet", "druckdatum", "erstellt am", "card expiry", "expiry",
+                      "expiry date", "exp date", "valid thru", "valid through", "ablaufdatum",
                       "created", "generated", "valid until", "gultig bis", "gultig ab", "seite", "page",
                       "page de", "pagina", "as of"),
     # amounts
@@ -84,14 +85,24 @@ MEANINGS: dict[str, tuple[str, ...]] = {
                   "umsatzsteuerbetrag", "mehrwertsteuer", "steuer", "tva", "montant tva", "total tva",
                   "btw", "btw bedrag", "totaal btw", "iva", "cuota iva", "cukai", "gst amount", "tax total",
                   "total gst", "gst total", "vat total", "mwst summe", "summe mwst", "summe ust"),
-    "gross_total": ("total", "grand total", "amount due", "balance due", "total due", "total amount",
-                    "invoice total", "amount payable", "total payable", "total to pay", "total incl vat",
+    "gross_total": ("total", "grand total", "total amount",
+                    "invoice total", "total incl vat",
                     "total including vat", "gesamtbetrag", "bruttobetrag", "brutto", "endbetrag",
-                    "zahlbetrag", "rechnungsbetrag", "zu zahlen", "gesamt", "gesamtsumme", "bruttosumme",
-                    "rechnungssumme", "total ttc", "montant ttc", "net a payer", "a payer", "montant total",
-                    "totaal", "totaalbedrag", "te betalen", "factuurbedrag", "total a pagar", "importe total",
+                    "rechnungsbetrag", "gesamt", "gesamtsumme", "bruttosumme",
+                    "rechnungssumme", "total ttc", "montant ttc", "montant total",
+                    "totaal", "totaalbedrag", "factuurbedrag", "importe total",
                     "jumlah", "jumlah besar", "rounded total", "total rm", "summe",
                     "total factura", "total after rounding", "after rounding", "total rounded"),
+    # Column headers of an items table (a header cell read into an item's description).
+    "column_header": ("description", "bezeichnung", "beschreibung", "artikelbezeichnung", "menge", "quantity", "qty",
+                      "einzelpreis", "unit price", "gesamtpreis", "positionsbetrag", "pos", "position", "designation",
+                      "quantite", "prix unitaire", "omschrijving", "aantal", "stukprijs", "warenwert",
+                      "art nr", "artikelnummer", "artikel nr", "article no", "item no", "sku", "gtin", "ean",
+                      "getlinetradeagreementbruttopreis"),
+    # What is left to pay: the gross total, unless something was paid before (a prepayment, a deposit).
+    "amount_due": ("amount due", "balance due", "total due", "amount payable", "total payable", "total to pay",
+                   "zahlbetrag", "zu zahlen", "net a payer", "a payer", "te betalen", "total a pagar", "a pagar",
+                   "restbetrag", "offener betrag", "solde", "balance"),
     # "Net total" is the final amount on many receipts and the pre-tax total on invoices: no meaning
     # either way, so it neither supports nor contradicts.
     "ambiguous_total": ("net total", "nett total", "total net", "total sales"),
@@ -148,15 +159,20 @@ _TOTAL_WORDS = frozenset({"total", "totaal", "amount", "summe", "gesamt", "gesam
 def tax_inclusion(text: str) -> str | None:
     """"gross_total" for a total said to include tax ("TOTAL INCL. OF GST", "Gesamtbetrag inkl.
     MwSt."), "net_total" for an amount said to exclude it ("Total sin IVA", "Amount before tax",
-    "montant HT"), None otherwise. An inclusion without a total word ("incl. GST 6 %") is the tax
-    itself and says nothing here."""
-    words = set(fold(text).split())
+    "montant HT"), "tax_total" for the tax a total is said to include ("GST @6% included in total"),
+    None otherwise. An inclusion without a total word ("incl. GST 6 %") says nothing here."""
+    seq = fold(text).split()
+    words = set(seq)
     taxed = bool(words & set(_TAX_WORDS)) or bool(words & {"ttc", "ht"})
     if not taxed:
         return None
     if words & _EXCL:
         return "net_total"
     if words & _INCL and words & (_TOTAL_WORDS | {"ttc"}):
+        first_tax = min(i for i, w in enumerate(seq) if w in _TAX_WORDS or w in ("ttc", "ht"))
+        first_total = min((i for i, w in enumerate(seq) if w in _TOTAL_WORDS), default=len(seq))
+        if first_tax < first_total and "ttc" not in words:
+            return "tax_total"              # "GST @6% included in total": the tax the total includes
         return "gross_total"
     return None
 
@@ -169,6 +185,9 @@ ROLE_MEANING = {
     "delivery_date": "delivery_date", "net_total": "net_total", "tax_total": "tax_total",
     "gross_total": "gross_total",
 }
+# Meanings that support a role besides its own (a total payable is the gross total unless something
+# was paid in advance: evidence for it, but no proof).
+SUPPORTS = {"gross_total": ("amount_due",)}
 _DATES = ("issue_date", "due_date", "delivery_date", "order", "discount", "document_meta")
 _AMOUNTS = ("net_total", "tax_total", "gross_total", "payment", "discount")
 _IDS = ("vat_id", "tax_number", "document_number", "other_number", "bank", "order", "contact")
@@ -190,6 +209,20 @@ RIVALS: dict[str, tuple[str, ...]] = {
 # "Stylesheet ... Version 2.1 vom 24.03.2020").
 VETO = {"issue_date": ("document_meta", "discount"), "due_date": ("document_meta", "discount"),
         "delivery_date": ("document_meta",)}
+
+# Legal forms and trade words of company names (folded), in the data's countries.
+LEGAL_WORDS = frozenset({
+    "gmbh", "ag", "kg", "ohg", "gbr", "ug", "ek", "ev", "ltd", "limited", "llc", "llp", "inc", "corp", "corporation",
+    "co", "company", "plc", "pty", "sa", "sas", "sarl", "sprl", "srl", "spa", "bv", "nv", "vof", "aps", "sdn", "bhd",
+    "berhad", "sb", "s", "b", "enterprise", "enterprises", "trading", "restaurant", "restoran", "store", "mart", "shop",
+    "m", "und", "and"})
+
+
+def is_legal_line(text: str) -> bool:
+    """True when a line is made only of legal-form and trade words ("SDN BHD", "ENTERPRISE", "GmbH & Co. KG")."""
+    words = fold(text).split()
+    return bool(words) and all(w in LEGAL_WORDS for w in words) and any(len(w) >= 2 for w in words)
+
 
 _PUNCT = re.compile(r"[^\w%#]+", re.UNICODE)
 _ABBREV = re.compile(r"(?<![\w.])(?:[^\W\d_]\.){2,}(?:[^\W\d_](?!\w))?")
