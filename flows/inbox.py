@@ -480,11 +480,11 @@ def _as_tasks(spec: InboxSpec, run_id: str) -> Submit:
 def inbox_flow(inbox: str, schema_path: str, dest: str, rules: str | None = None, home: str | None = None,
                db: str | None = None, generator: str = DEFAULT_GENERATOR, parser: str = "local", index: str | None = None,
                concurrency: int = 2, after: str = "move", lease_s: float = 120.0, settle_s: float = 2.0,
-               max_attempts: int = 3) -> dict:
+               max_attempts: int = 3, min_confidence: float | None = None) -> dict:
     """Process what waits in `inbox` (module docstring); returns the run's summary."""
     spec = InboxSpec(inbox=inbox, schema_path=schema_path, dest=dest, rules=rules, home=home, db=db,
                      generator=generator, parser=parser, index=index, concurrency=concurrency, after=after,
-                     lease_s=lease_s, settle_s=settle_s, max_attempts=max_attempts)
+                     lease_s=lease_s, settle_s=settle_s, max_attempts=max_attempts, min_confidence=min_confidence)
     run_id = new_run_id()
     try:
         return run_inbox(spec, run_id=run_id, submit=_as_tasks(spec, run_id)).to_json()
