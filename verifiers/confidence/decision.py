@@ -4,12 +4,11 @@
                                                         `min_confidence` on a field, else the job's
                                                         (`--min-confidence`), else DEFAULT_MIN_CONFIDENCE
     assess(bases, calibrator, policy, required)       -> {field: FieldConfidence}
-    doubtful_required(fields)                          -> required fields not `verified`, in order
-    doubt_reason(fields, names)                        -> "gross_total 0.41 < 0.90 (rules: ...)"
 
 A field is `missing` (no value), `verified` (its confidence reaches its target) or `doubtful`.
 A record is accepted (`passed`) only when its gates pass and every required field is `verified`;
-otherwise it goes to review with its values kept and the doubtful fields named.
+otherwise it goes to review with its values kept and the doubtful fields named
+(`Verification.doubtful`; the CLI line: flows/status.py).
 """
 from __future__ import annotations
 
@@ -22,7 +21,7 @@ from verifiers.confidence.features import FieldBasis
 from verifiers.errors import VerifyError
 
 __all__ = ["DEFAULT_MIN_CONFIDENCE", "STATUSES", "SCOPES", "ConfidencePolicy", "FieldConfidence", "assess",
-           "doubtful_required", "doubt_reason", "MAX_ROW_CHECKS"]
+           "MAX_ROW_CHECKS"]
 
 DEFAULT_MIN_CONFIDENCE = 0.9
 """The default target, chosen on dev-tune and synthetic documents only (verifiers/confidence/CARD.md)."""
@@ -102,26 +101,3 @@ def assess(bases: Mapping[str, FieldBasis], calibrator: Calibrator, policy: Conf
         out[name] = FieldConfidence(name, b.value, p, "verified" if p + 1e-12 >= t else "doubtful", t, b.family,
                                     name in req or policy.scope == "present", list(b.signals))
     return out
-
-
-def doubtful_required(fields: Mapping[str, FieldConfidence]) -> list[str]:
-    return [n for n, f in fields.items() if f.required and f.status != "verified"]
-
-
-def doubt_reason(fields: Mapping[str, FieldConfidence], names: Sequence[str], limit: int = 3) -> str:
-    """Why each named field is doubtful: its confidence against its target, and the strongest
-    signal against it (a failed check or gate), else 'weak evidence'."""
-    parts = []
-    for n in names[:limit]:
-        f = fields.get(n)
-        if f is None:
-            continue
-        if f.status == "missing":
-            parts.append(f"{n} missing")
-            continue
-        against = next((s for s in f.checks if s.outcome == "fail"), None)
-        why = f"{against.check}: {against.detail}" if against is not None and against.detail else \
-            (against.check if against is not None else "weak evidence")
-        parts.append(f"{n} {f.confidence:.2f} < {f.target:.2f} ({why[:120]})")
-    more = len(names) - limit
-    return "; ".join(parts) + (f"; +{more} more" if more > 0 else "")
