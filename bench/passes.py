@@ -37,6 +37,8 @@ class PassSpec:
     fixer: bool = True                          # with repair: the fixer (new formats) runs
     troubleshooter: bool = True                 # with repair: the troubleshooter (known formats) runs
     einvoice: str = "ignore"                    # use | check | ignore: e-invoice XML (ignore = the layout path)
+    min_confidence: float | None = None         # the confidence target (None: the shipped default)
+    doubt_repair: bool = False                  # try other readings of doubtful required fields
 
 
 @dataclass
@@ -51,6 +53,8 @@ class BenchRow:
     attempts: int = 0
     error: str | None = None
     flags: list[str] = field(default_factory=list)   # rules of the row's error-severity violations
+    fields: dict = field(default_factory=dict)      # the row's per-field value, confidence, status, checks
+    features: dict = field(default_factory=dict)    # the calibrator's features per field (bench.calibrate)
 
 
 @dataclass
@@ -120,7 +124,8 @@ def build_job(spec: PassSpec):  # -> flows.pipeline.Job
     settings = Settings.load(home=Path(spec.home), db=spec.dsn, concurrency=1)
     job = Job(schema=load_schema(folder / "schema.json"), rules=load_rule_pack(folder / "rules"),
               settings=settings, generator=spec.generator, reuse_formats=spec.reuse_formats, repair=spec.repair,
-              fixer=spec.fixer, troubleshooter=spec.troubleshooter, einvoice=spec.einvoice)
+              fixer=spec.fixer, troubleshooter=spec.troubleshooter, einvoice=spec.einvoice,
+              min_confidence=spec.min_confidence, doubt_repair=spec.doubt_repair)
     if spec.generator == "model":
         ok, why = model_status()
         if not ok:
@@ -145,8 +150,9 @@ def run_pass(spec: PassSpec) -> PassResult:
         wall = time.perf_counter() - t
     out = [BenchRow(r.source, r.status, r.format.get("match"), r.record, r.pages or 1, dict(r.timings_ms),
                     r.attempts, (r.error or {}).get("kind"),
-                    sorted({v.get("rule", "") for v in (r.verification or {}).get("violations", [])
-                            if v.get("severity") == "error"})) for r in rows]
+                    flags=sorted({v.get("rule", "") for v in (r.verification or {}).get("violations", [])
+                                  if v.get("severity") == "error"}),
+                    fields=r.fields, features=r.features) for r in rows]
     return PassResult(spec, out, round(wall, 3), round(peak_rss_mb(), 1), round(start_rss, 1))
 
 

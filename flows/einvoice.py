@@ -208,6 +208,25 @@ def _set_row(row: Row, *, record: dict, provenance: dict, verdict, gate: GateRes
     row.attempts = attempts
     row.format = fmt
     row.status = "passed" if verdict.passed else "needs_review"
+    row.fields = _xml_fields(record, gate)
+    row.doubtful = [] if verdict.passed else [f for f, v in row.fields.items() if v["status"] == "doubtful"]
+
+
+def _xml_fields(record: dict, gate: GateResult) -> dict:
+    """Per-field confidence of a record read from the XML (the row's `fields`, as the calibrator
+    writes them for the layout path): the XML states the value exactly, so confidence 1 and
+    `verified`; a field whose print differs from the XML is `doubtful`, naming the difference."""
+    differs = {v.fields[0]: v for v in gate.violations if v.fields and v.severity == "error"}
+    out: dict = {}
+    for name, value in record.items():
+        v = differs.get(name)
+        if v is not None:
+            out[name] = {"value": value, "confidence": None, "status": "doubtful", "family": None,
+                         "checks": [{"check": RULE, "outcome": "fail", "detail": v.message[:160]}]}
+        else:
+            out[name] = {"value": value, "confidence": 1.0, "status": "verified", "family": None,
+                         "checks": [{"check": "einvoice", "outcome": "pass", "detail": "stated by the e-invoice XML"}]}
+    return out
 
 
 # -- standalone XML --------------------------------------------------------------------------------

@@ -63,13 +63,14 @@ def extract_flow(paths: list[str], schema_path: str, out: str, rules: str | None
                  max_error_ratio: float | None = None, quiet: bool = True, project: str | None = None,
                  user: str | None = None, retry_from: str | None = None, parser: str = "local",
                  index: str | None = None, model_url: str | None = None, follow_links: bool = False,
-                 overwrite: bool = False, einvoice: str = "use") -> dict:
+                 overwrite: bool = False, einvoice: str = "use",
+                 min_confidence: float | None = None) -> dict:
     """Extract every document under `paths` (or the rows of `retry_from` that did not end well, and
     the inputs of a killed run that have none) into `out/results.jsonl`; returns the batch summary.
     An existing results.jsonl is replaced only with `overwrite` or when it is `retry_from`."""
     opts = JobOptions(schema=schema_path, rules=rules, home=home, db=db, generator=generator, concurrency=concurrency,
                       project=project, user=user, parser=parser, index=index, model_url=model_url,
-                      follow_links=follow_links, einvoice=einvoice)
+                      follow_links=follow_links, einvoice=einvoice, min_confidence=min_confidence)
     return extract_batch(paths, opts, out, dispatch=PrefectDispatch(opts), quiet=quiet,
                          max_error_ratio=max_error_ratio, retry_from=retry_from, artifacts=publish_artifacts,
                          stop=_STOP.get(), overwrite=overwrite)
@@ -140,6 +141,7 @@ def run_extract(paths: list[str], opts: JobOptions, out: Path | str, *, quiet: b
             home=opts.home and str(opts.home), db=opts.db, generator=opts.generator, concurrency=opts.concurrency,
             max_error_ratio=max_error_ratio, quiet=quiet, project=opts.project, user=opts.user,
             retry_from=retry_from and str(retry_from), parser=opts.parser, index=opts.index, model_url=opts.model_url,
-            follow_links=opts.follow_links, overwrite=overwrite, einvoice=opts.einvoice)
+            follow_links=opts.follow_links, overwrite=overwrite, einvoice=opts.einvoice,
+            min_confidence=opts.min_confidence)
     finally:
         _STOP.reset(token)

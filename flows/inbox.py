@@ -100,6 +100,7 @@ class InboxSpec:
     max_attempts: int = 3               # runs that may die on one document before it is given up
     follow_links: bool = False          # read files behind symbolic links (else: a `not_a_file` row)
     einvoice: str = "use"               # use | check | ignore: the XML of e-invoices (flows/einvoice.py)
+    min_confidence: float | None = None  # target for a field to be `verified` (None: schema's, else the default)
 
     def __post_init__(self) -> None:
         if self.after not in AFTER:
@@ -110,7 +111,8 @@ class InboxSpec:
     def job_options(self) -> JobOptions:
         return JobOptions(schema=self.schema_path, rules=self.rules, home=self.home, db=self.db,
                           generator=self.generator, concurrency=self.concurrency, parser=self.parser,
-                          index=self.index, follow_links=self.follow_links, einvoice=self.einvoice)
+                          index=self.index, follow_links=self.follow_links, einvoice=self.einvoice,
+                          min_confidence=self.min_confidence)
 
     def parameters(self) -> dict[str, Any]:
         return asdict(self)
@@ -492,12 +494,13 @@ def _as_tasks(spec: InboxSpec, run_id: str) -> Submit:
 def inbox_flow(inbox: str, schema_path: str, dest: str, rules: str | None = None, home: str | None = None,
                db: str | None = None, generator: str = DEFAULT_GENERATOR, parser: str = "local", index: str | None = None,
                concurrency: int = 2, after: str = "move", lease_s: float = 120.0, settle_s: float = 2.0,
-               max_attempts: int = 3, follow_links: bool = False, einvoice: str = "use") -> dict:
+               max_attempts: int = 3, follow_links: bool = False, einvoice: str = "use",
+               min_confidence: float | None = None) -> dict:
     """Process what waits in `inbox` (module docstring); returns the run's summary."""
     spec = InboxSpec(inbox=inbox, schema_path=schema_path, dest=dest, rules=rules, home=home, db=db,
                      generator=generator, parser=parser, index=index, concurrency=concurrency, after=after,
                      lease_s=lease_s, settle_s=settle_s, max_attempts=max_attempts, follow_links=follow_links,
-                     einvoice=einvoice)
+                     einvoice=einvoice, min_confidence=min_confidence)
     run_id = new_run_id()
     try:
         return run_inbox(spec, run_id=run_id, submit=_as_tasks(spec, run_id)).to_json()

@@ -99,6 +99,7 @@ class JobOptions:
     model_url: str | None = None       # a running `docassay model serve` (None: $DOCASSAY_MODEL_URL, else in-process)
     follow_links: bool = False         # read inputs behind symbolic links (else they end as `not_a_file` rows)
     einvoice: str = "use"              # use | check | ignore: the XML of e-invoices (flows/einvoice.py)
+    min_confidence: float | None = None  # target for a field to be `verified` (None: schema's, else the default)
 
 
 def build_job(o: JobOptions) -> Job:
@@ -109,6 +110,8 @@ def build_job(o: JobOptions) -> Job:
         raise ConfigError(f"unknown parser {o.parser!r}: choose one of {', '.join(PARSERS)}")
     if o.einvoice not in EINVOICE_MODES:
         raise ConfigError(f"unknown --einvoice mode {o.einvoice!r}: choose one of {', '.join(EINVOICE_MODES)}")
+    if o.min_confidence is not None and not 0.0 <= o.min_confidence <= 1.0:
+        raise ConfigError(f"min confidence must be between 0 and 1, not {o.min_confidence}", setting="min_confidence")
     settings = Settings.load(home=o.home, db=o.db, concurrency=o.concurrency,
                              quota_project=o.project, quota_user=o.user, index=o.index,
                              ocr_engine=PARSERS[o.parser], follow_links=o.follow_links or None)
@@ -117,7 +120,8 @@ def build_job(o: JobOptions) -> Job:
                           setting="rule_sandbox")
     ref_dirs = [d for d in settings.schema_ref_dirs.split(os.pathsep) if d]
     job = Job(schema=load_schema(o.schema, ref_dirs=ref_dirs), rules=load_rule_pack(o.rules), settings=settings,
-              generator=o.generator, reuse_formats=o.reuse_formats, repair=o.repair, einvoice=o.einvoice)
+              generator=o.generator, reuse_formats=o.reuse_formats, repair=o.repair, einvoice=o.einvoice,
+              min_confidence=o.min_confidence)
     job.scorer = _scorer(o)
     if is_metered(job.scorer):
         job.budget = QuotaBudget.from_settings(settings)

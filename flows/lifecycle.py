@@ -245,12 +245,17 @@ def unique_entries(job: "Job", record: Any) -> list[tuple[str, str, str]]:
 
 
 def after_outcome(job: "Job", conn: Any, objects: ObjectStore | None, *, sha256: str, source: str, status: str,
-                  format_id: str | None, match: str | None, record: Any, data: bytes | None) -> str | None:
+                  format_id: str | None, match: str | None, record: Any, data: bytes | None,
+                  golden: bool = True) -> str | None:
     """Bookkeeping once a document's row is final; returns the object key of kept bytes, if any.
 
-    * accepted (passed / repaired): its unique values are remembered for the stale gate;
-    * golden: the first document of a newly learned format, and documents that passed on the first
-      try while the golden set has fewer than `golden_max`, become golden (bytes kept);
+    * accepted (passed / repaired: every required field verified at the confidence target): its
+      unique values are remembered for the stale gate;
+    * golden (only when `golden`: no field of the record doubtful, flows/trust.py): the first
+      document of a newly learned format, and documents that passed on the first try while the
+      golden set has fewer than `golden_max`, become golden (bytes kept);
+    * reviewed / corrected (a person's decision kept by a re-run): its values stay remembered; the
+      golden record the review made is left as the person left it;
     * needs_review: the bytes are kept so that a reviewed document can become golden;
     * a pending_review format is promoted after `auto_promote_after` accepted documents.
     """
@@ -261,17 +266,22 @@ def after_outcome(job: "Job", conn: Any, objects: ObjectStore | None, *, sha256:
                               entries=unique_entries(job, record))
         if format_id:
             first = match == "new"
-            if first or (status == "passed" and store.count_golden(conn, format_id) < policy.golden_max):
+            if golden and (first or (status == "passed" and store.count_golden(conn, format_id) < policy.golden_max)):
                 if objects is not None:
                     key = keep_bytes(objects, sha256, source, data)
                 store.add_golden(conn, format_id, sha256, record,
                                  "first document of the format" if first else "accepted on the first try",
                                  object_key=key, added_by="pipeline")
+            elif not golden and objects is not None:
+                key = keep_bytes(objects, sha256, source, data)     # a doubtful field: a reviewer may make it golden
             if policy.auto_promote_after > 0:
                 fmt = store.get_format(conn, format_id)
                 if fmt is not None and fmt.status == "pending_review" and \
                         store.count_documents(conn, format_id, ("passed", "repaired")) >= policy.auto_promote_after:
                     store.set_format_status(conn, format_id, "active")
+    elif status in ("reviewed", "corrected"):
+        store.remember_values(conn, schema_key=job.key, sha256=sha256, format_id=format_id,
+                              entries=unique_entries(job, record))
     else:
         store.forget_values(conn, sha256)           # re-run and no longer accepted
         if status == "needs_review" and objects is not None:

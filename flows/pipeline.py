@@ -35,7 +35,7 @@ from extractors.instructions.repair import Change, RepairResult, fix, troublesho
 from extractors.library import FormatLibrary, FormatMatch, schema_key
 from extractors.parsers import parse, read_source
 from extractors.spans import DocIndex
-from flows import einvoice, lifecycle
+from flows import doubt, einvoice, lifecycle, trust
 from flows.lifecycle import LifecyclePolicy
 from flows.results import Row
 from flows.verification import verify_record
@@ -69,6 +69,8 @@ class Job:
     policy: LifecyclePolicy = field(default_factory=LifecyclePolicy.load)
     verify_settings: VerifySettings | None = None  # None: from the schema's x-docassay keywords
     einvoice: str = "use"                        # use | check | ignore: the XML of e-invoices (flows/einvoice.py)
+    min_confidence: float | None = None          # target for `verified` fields (None: schema, else the default)
+    doubt_repair: bool = False                   # try other readings of doubtful required fields (flows/doubt.py)
 
     @property
     def key(self) -> str:
@@ -222,19 +224,27 @@ def process_document(source: str, job: Job, ctx: RunContext, *, data: bytes | No
     if row.sha256 and row.status != "error":
         try:
             with timer.stage("persist"):
+                trust.apply_prior(ctx.conn, row)
                 key = lifecycle.after_outcome(job, ctx.conn, _objects(ctx, job), sha256=row.sha256, source=source,
                                               status=row.status, format_id=row.format.get("id"),
-                                              match=row.format.get("match"), record=row.record, data=data)
+                                              match=row.format.get("match"), record=row.record, data=data,
+                                              golden=trust.golden_worthy(row))
                 store.save_document(ctx.conn, sha256=row.sha256, source=source, status=row.status,
                                     format_id=row.format.get("id"), format_version=row.format.get("version"),
-                                    record=row.record, verification=row.verification, provenance=row.provenance,
+                                    record=row.record, verification=trust.stored_verification(row),
+                                    provenance=row.provenance,
                                     attempts=row.attempts, repairs=row.repairs, object_key=key, schema_key=job.key)
         except (psycopg.Error, DocassayError) as exc:
             row.fail("error", "database", f"could not store the result: {exc}")
     return row
 
 
-def _finish(row: Row, result: RepairResult, *, repaired: bool) -> None:
+def _finish(row: Row, result: RepairResult, *, repaired: bool, job: Job | None = None,
+            check: VerifyFn | None = None) -> None:
+    if job is not None and job.doubt_repair and check is not None:
+        n = len(result.changes)
+        result = doubt.resolve(result, check)
+        repaired = repaired or len(result.changes) > n
     row.finish(result, repaired=repaired)
     row.repairs = result.log_json() if result.log else row.repairs
 
@@ -281,7 +291,7 @@ def _known_path(known: FormatMatch, d: _Doc, job: Job, ctx: RunContext, row: Row
         with ctx.library.learn_lock:
             _learn(d, job, ctx, row, timer, check, best_sim, result)
         return True
-    _finish(row, result, repaired=False)
+    _finish(row, result, repaired=False, job=job, check=check)
     return True
 
 
@@ -308,11 +318,11 @@ def _replay(known: FormatMatch, d: _Doc, job: Job, ctx: RunContext, row: Row, ti
     result = RepairResult(ext, verdict)
     if verdict.passed:
         store.record_health(ctx.conn, known.format_id, ok=True)
-        _finish(row, result, repaired=False)
+        _finish(row, result, repaired=False, job=job, check=check)
         ctx.library.add_exemplar(known.format_id, d.vec, job.key)
         return None
     if not verdict.repairable:
-        _finish(row, result, repaired=False)
+        _finish(row, result, repaired=False, job=job, check=check)
         return None
     other_sender = _sender_changed(verdict)
     failures = 0 if other_sender else store.record_health(ctx.conn, known.format_id, ok=False)
@@ -329,11 +339,11 @@ def _replay(known: FormatMatch, d: _Doc, job: Job, ctx: RunContext, row: Row, ti
             result = troubleshoot(ext, verdict, check, max_attempts=s.max_attempts,
                                   required=set(job.schema.get("required", [])))
     if result.verdict.passed:
-        _finish(row, result, repaired=bool(result.changes))
+        _finish(row, result, repaired=bool(result.changes), job=job, check=check)
         ctx.library.add_exemplar(known.format_id, d.vec, job.key)
         return None
     if not result.verdict.repairable:
-        _finish(row, result, repaired=False)
+        _finish(row, result, repaired=False, job=job, check=check)
         return None
     if _sender_changed(result.verdict):
         d.other_layout = True                  # another sender's look-alike layout: a format of its own
@@ -391,7 +401,7 @@ def _propose_from_drift(known: FormatMatch, d: _Doc, job: Job, ctx: RunContext, 
     new version was stored and this row finished with it."""
     with ctx.library.learn_lock:
         gen, _quota = _generate_fixed(d, job, row, timer, check)
-        if gen is None or gen.instructions is None or not gen.verdict.passed:
+        if gen is None or gen.instructions is None or not gen.verdict.accepted:
             return False
         current = known.instructions
         candidates: list[tuple[str, Instructions]] = [
@@ -406,7 +416,7 @@ def _propose_from_drift(known: FormatMatch, d: _Doc, job: Job, ctx: RunContext, 
         for how, cand in candidates:
             ext = execute(cand, d.ix)
             v = check(ext.record, ext)
-            if not v.passed:
+            if not v.accepted:                 # a version only from a record verified at the target
                 continue
             prop = lifecycle.propose_version(job, ctx.conn, _objects(ctx, job), known.format_id, cand,
                                              produced_by=produced_by, reason="drift", source=d.doc.sha256,
@@ -421,7 +431,7 @@ def _propose_from_drift(known: FormatMatch, d: _Doc, job: Job, ctx: RunContext, 
             result.changes.append(Change(result.attempts, "<instructions>", known.version, prop.version,
                                          f"drift after {failures} failed replays: new version {prop.version} "
                                          f"({how}); reference gate {ref}"))
-            _finish(row, result, repaired=True)
+            _finish(row, result, repaired=True, job=job, check=check)
             row.repairs = [c.to_json() for c in result.changes[-1:]] + row.repairs
             ctx.library.add_exemplar(known.format_id, d.vec, job.key)
             return True
@@ -513,12 +523,14 @@ def _learn(d: _Doc, job: Job, ctx: RunContext, row: Row, timer: _Timer, check: V
     result, quota_reason = _generate_fixed(d, job, row, timer, check)
     if result is None:
         if known_result is not None:
-            _finish(row, known_result, repaired=False)
+            _finish(row, known_result, repaired=False, job=job, check=check)
         row.fail("quota_exceeded", "quota_exceeded", quota_reason or "token quota exhausted")
         return
     if known_result is not None:
         result.attempts += known_result.attempts
-    if result.verdict.passed and result.instructions is not None:
+    if job.doubt_repair:
+        result = doubt.resolve(result, check)
+    if result.verdict.accepted and result.instructions is not None:      # learn only from trust
         status = job.policy.new_format_status
         with timer.stage("learn"):
             produced_by = job.generator + ("+fixer" if result.changes else "")
@@ -531,7 +543,7 @@ def _learn(d: _Doc, job: Job, ctx: RunContext, row: Row, timer: _Timer, check: V
         if status != "active" and not job.policy.pending_may_pass:
             d.format_status = status
             result.verdict = check(result.extraction.record, result.extraction)
-        _finish(row, result, repaired=bool(result.changes) or known_result is not None)
+        _finish(row, result, repaired=bool(result.changes) or known_result is not None, job=job, check=check)
         return
     if known_result is not None and _score(known_result) >= _score(result):
         result = known_result                    # keep the known format's attempt for the reviewer
@@ -539,7 +551,7 @@ def _learn(d: _Doc, job: Job, ctx: RunContext, row: Row, timer: _Timer, check: V
         d.format_status = known_status
     else:
         row.format = {"id": None, "version": None, "match": "new", "similarity": round(best_sim, 4)}
-    _finish(row, result, repaired=False)
+    _finish(row, result, repaired=False, job=job, check=check)
 
 
 def _score(r: RepairResult) -> tuple:

@@ -10,7 +10,7 @@ from typing import Iterable
 
 from infra.errors import StorageError
 
-STATUSES = ("passed", "repaired", "needs_review", "failed", "quota_exceeded", "error")
+STATUSES = ("passed", "repaired", "reviewed", "corrected", "needs_review", "failed", "quota_exceeded", "error")
 FAILED_STATUSES = ("failed", "error", "quota_exceeded")
 
 
@@ -29,6 +29,11 @@ class Row:
     error: dict | None = None
     repairs: list = field(default_factory=list)
     pages: int | None = None
+    fields: dict = field(default_factory=dict)          # field -> {value, confidence, status, checks}
+    doubtful: list = field(default_factory=list)        # required fields not verified (why it needs review)
+    duplicate_of: dict | None = None                    # the same bytes seen before: {sha256, source, first_seen}
+    review: dict | None = None                          # a person's decision this row keeps: {action, by, at}
+    features: dict = field(default_factory=dict, repr=False)   # field -> calibrator features (not written)
 
     def fail(self, status: str, kind: str, message: str) -> None:
         self.status = status
@@ -40,7 +45,11 @@ class Row:
         self.verification = result.verdict.to_json()
         self.attempts = result.attempts
         self.repairs = [c.to_json() for c in result.changes]
-        if result.verdict.passed:
+        v = result.verdict
+        self.fields = {k: f.to_json() for k, f in v.fields.items()}
+        self.features = {k: dict(b.features) for k, b in v.bases.items() if b.present}
+        self.doubtful = v.doubtful if v.passed else []
+        if v.accepted:
             self.status = "repaired" if repaired else "passed"
         else:
             self.status = "needs_review"
@@ -54,6 +63,14 @@ class Row:
             d["repairs"] = self.repairs
         if self.pages is not None:
             d["pages"] = self.pages
+        if self.fields:
+            d["fields"] = self.fields
+        if self.doubtful:
+            d["doubtful"] = self.doubtful
+        if self.duplicate_of:
+            d["duplicate_of"] = self.duplicate_of
+        if self.review:
+            d["review"] = self.review
         return d
 
 
@@ -134,10 +151,14 @@ class Summary:
     failed: int
     error_ratio: float
     errors: list[str]               # distinct error messages, first few, truncated
+    duplicates: int = 0             # rows whose bytes were seen before (`duplicate_of`)
 
     def to_json(self) -> dict:
-        return {"total": self.total, "by_status": self.by_status, "failed": self.failed,
-                "error_ratio": round(self.error_ratio, 4), "errors": self.errors}
+        d = {"total": self.total, "by_status": self.by_status, "failed": self.failed,
+             "error_ratio": round(self.error_ratio, 4), "errors": self.errors}
+        if self.duplicates:
+            d["duplicates"] = self.duplicates
+        return d
 
 
 def summarize(rows: Iterable[Row], max_errors: int = 5) -> Summary:
@@ -151,4 +172,5 @@ def summarize(rows: Iterable[Row], max_errors: int = 5) -> Summary:
             if msg not in distinct:
                 distinct.append(msg)
     return Summary(len(rows), {s: counts[s] for s in STATUSES if counts.get(s)}, failed,
-                   failed / len(rows) if rows else 0.0, distinct[:max_errors])
+                   failed / len(rows) if rows else 0.0, distinct[:max_errors],
+                   sum(1 for r in rows if r.duplicate_of))

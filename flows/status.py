@@ -16,7 +16,7 @@ __all__ = ["TABLE_KEY", "SUMMARY_KEY", "OK_STATUSES", "record_run_documents", "p
 
 TABLE_KEY = "docassay-documents"        # Prefect artifact keys: lowercase letters, digits, dashes
 SUMMARY_KEY = "docassay-summary"
-OK_STATUSES = ("passed", "repaired")
+OK_STATUSES = ("passed", "repaired", "reviewed", "corrected")
 
 
 def _error(row: Row) -> tuple[str | None, str | None]:
@@ -64,16 +64,41 @@ def problem_lines(rows: Sequence[Row], limit: int = 20) -> list[str]:
     out = []
     for r in bad[:limit]:
         kind, message = _error(r)
-        reason = message or _failed_gates(r)
+        reason = message or _failed_gates(r) or _doubtful(r)
         out.append(f"  {r.status:<14} {printable(r.source)}" + (f": {printable(reason)}" if reason else ""))
+    for r in [r for r in rows if r.duplicate_of][:limit]:
+        d = r.duplicate_of or {}
+        out.append(f"  duplicate      {printable(r.source)}: the same bytes as {printable(d.get('source'))} (first seen {d.get('first_seen')}, "
+                   f"{d.get('status')})")
     if len(bad) > limit:
         out.append(f"  ... and {len(bad) - limit} more (see results.jsonl)")
     return out
 
 
 def _failed_gates(r: Row) -> str:
+    """The failed gates and the first gating error (an error-severity finding of a failed gate,
+    not a warning)."""
     gates = [name for name, g in (r.verification.get("gates") or {}).items() if not g.get("passed", True)]
-    first = next((v.get("message") for v in r.verification.get("violations") or [] if v.get("message")), None)
+    first = next((v.get("message") for v in r.verification.get("violations") or []
+                  if v.get("message") and v.get("severity", "error") == "error" and v.get("gate") in gates), None)
     if not gates:
         return ""
     return f"failed gate(s) {', '.join(gates)}" + (f" ({first})" if first else "")
+
+
+def _doubtful(r: Row, limit: int = 3) -> str:
+    """`doubtful: gross_total 0.41 (rules: ...), ...`: the required fields below the target, with
+    their confidence and the first signal against each."""
+    if not r.doubtful:
+        return ""
+    parts = []
+    for name in r.doubtful[:limit]:
+        f = r.fields.get(name) or {}
+        if f.get("status") == "missing" or f.get("confidence") is None:
+            parts.append(f"{name} missing")
+            continue
+        against = next((c for c in f.get("checks") or [] if c.get("outcome") == "fail"), None)
+        why = (f"{against['check']}: {against.get('detail', '')}".rstrip(": ") if against else "weak evidence")[:100]
+        parts.append(f"{name} {f['confidence']:.2f} ({why})")
+    more = len(r.doubtful) - limit
+    return "doubtful: " + ", ".join(parts) + (f", +{more} more" if more > 0 else "")

@@ -33,5 +33,5 @@ def verify_record(job: "Job", conn: Any, record: Mapping[str, Any], extraction: 
                        rule_timeout_ms=job.settings.rule_timeout_ms,
                        rule_sandbox=job.settings.rule_sandbox != "off", settings=cfg, document=document,
                        evidence=evidence, history=history, format_status=format_status,
-                       pending_may_pass=job.policy.pending_may_pass)
+                       pending_may_pass=job.policy.pending_may_pass, min_confidence=job.min_confidence)
     return verify(vc)

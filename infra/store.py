@@ -17,7 +17,7 @@ from infra.db import dump_json, load_json, transact
 from infra.db.dsql import is_dsql_host
 
 __all__ = ["FormatRow", "VersionRow", "HealthRow", "new_format_id", "create_format", "add_version", "active_version",
-           "get_format", "list_formats", "list_versions", "get_version", "set_version_meta", "set_format_status", "set_version_status",
+           "get_format", "first_sighting", "list_formats", "list_versions", "get_version", "set_version_meta", "set_format_status", "set_version_status",
            "save_document", "get_document", "list_documents", "set_document_outcome", "count_documents",
            "add_golden", "golden_set", "count_golden", "remove_golden",
            "record_health", "reset_health", "get_health", "remember_values", "find_accepted_values", "forget_values", "first_accepted_at", "previous_accepted",
@@ -177,17 +177,28 @@ def save_document(conn: psycopg.Connection, *, sha256: str, source: str, status:
     def fn(c: psycopg.Connection) -> None:
         c.execute(
             "INSERT INTO documents (sha256, source, format_id, format_version, status, record, verification, provenance, "
-            "attempts, repairs, object_key, schema_key) "
-            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
+            "attempts, repairs, object_key, schema_key, first_source) "
+            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
             "ON CONFLICT (sha256) DO UPDATE SET source = EXCLUDED.source, format_id = EXCLUDED.format_id, "
+            "first_source = coalesce(documents.first_source, documents.source), "
             "format_version = EXCLUDED.format_version, status = EXCLUDED.status, record = EXCLUDED.record, "
             "verification = EXCLUDED.verification, provenance = EXCLUDED.provenance, attempts = EXCLUDED.attempts, "
             "repairs = EXCLUDED.repairs, object_key = coalesce(EXCLUDED.object_key, documents.object_key), "
             "schema_key = coalesce(EXCLUDED.schema_key, documents.schema_key), updated_at = now()",
             (sha256, source, format_id, format_version, status, dump_json(record), dump_json(verification),
              dump_json(provenance), attempts, dump_json(repairs) if repairs is not None else None, object_key,
-             schema_key))
+             schema_key, source))
     transact(conn, fn)
+
+
+def first_sighting(conn: psycopg.Connection, sha256: str) -> dict | None:
+    """Where and when a document was first stored, its latest status and record: {sha256, source,
+    first_seen, status, record}; None for a document never stored."""
+    r = conn.execute("SELECT coalesce(first_source, source), created_at, status, record FROM documents "
+                     "WHERE sha256 = %s", (sha256,)).fetchone()
+    if r is None:
+        return None
+    return {"sha256": sha256, "source": r[0], "first_seen": r[1], "status": r[2], "record": load_json(r[3])}
 
 
 def get_document(conn: psycopg.Connection, sha256: str) -> dict | None:

@@ -27,6 +27,8 @@ class VerifyContext:
     history: History | None = None                         # stale values; None: not checked
     format_status: str | None = None                       # pending_review | active | archived | None (new)
     pending_may_pass: bool = True                          # lifecycle policy for pending_review formats
+    min_confidence: float | None = None                    # the job's target (None: the schema's, else the default)
+    calibrator: Any = None                                 # verifiers.confidence.Calibrator (None: the shipped one)
 
     @property
     def cfg(self) -> VerifySettings:

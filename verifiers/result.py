@@ -7,6 +7,7 @@ the fixer and the troubleshooter.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Callable
 
 
 @dataclass
@@ -63,6 +64,40 @@ class Verification:
     score: float
     components: dict[str, float] = field(default_factory=dict)
     min_score: float = 0.0
+    confidence: Callable[[], tuple[dict, dict]] | None = field(default=None, repr=False, compare=False)
+    _confidence: tuple[dict, dict] | None = field(default=None, init=False, repr=False, compare=False)
+
+    def _assessed(self) -> tuple[dict, dict]:
+        """(bases, fields), computed on first use: repair loops that only ask `passed` never pay
+        for the checks and the calibrator."""
+        if self._confidence is None:
+            self._confidence = self.confidence() if self.confidence is not None else ({}, {})
+        return self._confidence
+
+    @property
+    def fields(self) -> dict:
+        """field -> verifiers.confidence.FieldConfidence (confidence, status, checks)."""
+        return self._assessed()[1]
+
+    @property
+    def bases(self) -> dict:
+        """field -> verifiers.confidence.FieldBasis (the calibrator's features)."""
+        return self._assessed()[0]
+
+    @property
+    def doubtful(self) -> list[str]:
+        """Required fields whose value is not `verified` at the policy's target, in schema order."""
+        return [n for n, f in self.fields.items() if f.required and f.status != "verified"]
+
+    @property
+    def accepted(self) -> bool:
+        """May pass without a person: every hard gate passed and every required field is verified."""
+        return self.passed and not self.doubtful
+
+    @property
+    def all_verified(self) -> bool:
+        """Every field that holds a value is verified (what a golden record must be)."""
+        return all(f.status != "doubtful" for f in self.fields.values())
 
     @property
     def passed(self) -> bool:

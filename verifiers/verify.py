@@ -2,6 +2,11 @@
 
     verify(ctx) -> Verification(gates, score, components)
 
+Then each field's confidence (verifiers.confidence): the independent checks (verifiers.checks),
+the evidence and the gates' per-field findings, through the calibrator, give every field a
+probability and a status (verified | doubtful | missing) at the policy's target;
+`Verification.accepted` is what lets a record pass without a person.
+
 Hard gates run first and all of them run (every violation is reported at once, not the first);
 a record passes when every hard gate passes (and its score reaches `min_score`, 0 by default, so
 the score alone never blocks unless configured). Then the score (verifiers.score). Every
@@ -11,8 +16,11 @@ the troubleshooter, and a person reviewing, see what else the page says.
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Callable
 
+from verifiers.checks import run_checks
+from verifiers.confidence import ConfidencePolicy, assess, field_bases, load_default
 from verifiers.context import VerifyContext
 from verifiers.gates import (completeness, consistency, coverage, evidence, format as format_gate, lifecycle,
                              rules as rules_gate, stale)
@@ -43,7 +51,14 @@ def verify(ctx: VerifyContext, gates: tuple[tuple[str, Gate], ...] = DEFAULT_GAT
     _attach_alternatives(results, ctx)
     score, components = score_record(ctx, results)
     min_score = ctx.cfg.min_score if ctx.well_formed else 0.0
-    return Verification(results, score, components, min_score)
+    policy = ConfidencePolicy.from_schema(ctx.schema, ctx.min_confidence)       # a bad target fails here
+    frozen = replace(ctx, record=dict(ctx.record)) if ctx.well_formed else ctx
+
+    def confidence() -> tuple[dict, dict]:
+        bases = field_bases(frozen, results, run_checks(frozen))
+        return bases, assess(bases, frozen.calibrator or load_default(), policy,
+                             required=list(frozen.schema.get("required") or []))
+    return Verification(results, score, components, min_score, confidence)
 
 
 def _attach_alternatives(results: dict[str, GateResult], ctx: VerifyContext) -> None:

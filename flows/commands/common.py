@@ -51,3 +51,8 @@ def add_einvoice_option(p: argparse.ArgumentParser) -> None:
                    help="e-invoices (Factur-X/ZUGFeRD/XRechnung/UBL XML in a PDF, or a bare .xml): use the XML as the "
                         "record, check the print against it and learn the layout from it (default); check: read the "
                         "print and compare it with the XML; ignore: the layout path alone")
+def add_min_confidence(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--min-confidence", type=float, default=None, metavar="P",
+                   help="a record passes only when every required field's calibrated confidence reaches P "
+                        "(0..1; a field's x-docassay min_confidence overrides; default "
+                        "verifiers.confidence.DEFAULT_MIN_CONFIDENCE)")

@@ -12,7 +12,7 @@ import os
 import sys
 from pathlib import Path
 
-from flows.commands.common import add_einvoice_option, add_store_options
+from flows.commands.common import add_einvoice_option, add_min_confidence, add_store_options
 
 GENERATORS = ("baseline", "model")
 PARSERS = ("local", "textract")
@@ -68,6 +68,7 @@ def _inbox_options(p: argparse.ArgumentParser, *, repeat: bool) -> None:
     p.add_argument("--max-attempts", type=int, default=3, help="runs that may die on one document before it is given up")
     p.add_argument("--follow-links", action="store_true",
                    help="read inbox files behind symbolic links (default: a link ends as a `not_a_file` row)")
+    add_min_confidence(p)
 
 
 def _abs(path: str | None) -> str | None:
@@ -88,7 +89,7 @@ def _specs(args: argparse.Namespace) -> list:
                       home=_abs(args.home), db=args.db, generator=args.generator, parser=args.parser,
                       index=_abs(args.index), concurrency=args.concurrency, after=args.after, lease_s=args.lease_s,
                       settle_s=args.settle_s, max_attempts=args.max_attempts, follow_links=args.follow_links,
-                      einvoice=args.einvoice)
+                      einvoice=args.einvoice, min_confidence=args.min_confidence)
             for i, d in zip(inboxes, dests)]
 
 

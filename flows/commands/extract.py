@@ -14,7 +14,7 @@ import json
 import sys
 from pathlib import Path
 
-from flows.commands.common import add_einvoice_option, add_store_options
+from flows.commands.common import add_einvoice_option, add_min_confidence, add_store_options
 from infra.display import printable
 
 GENERATORS = ("baseline", "model")
@@ -58,6 +58,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="who reads images and scanned PDFs: the local OCR (default) or Amazon Textract")
     p.add_argument("--index", help="format index: s3vectors://bucket/index (default: faiss under --home)")
     add_einvoice_option(p)
+    add_min_confidence(p)
     p.add_argument("--task-runner", default="threads",
                    help="threads (default), dask, dask:N (local cluster of N processes) or tcp://scheduler:port")
     p.add_argument("--orchestrator", choices=("auto", "local", "prefect"), default=None,
@@ -82,6 +83,9 @@ def _run(args: argparse.Namespace) -> int:
     if args.concurrency < 1:
         print("docassay: error: --concurrency must be at least 1", file=sys.stderr)
         return 2
+    if args.min_confidence is not None and not 0.0 <= args.min_confidence <= 1.0:
+        print("docassay: error: --min-confidence must be between 0 and 1", file=sys.stderr)
+        return 2
     usage_error = _check_inputs(args)
     if usage_error:
         print(f"docassay: error: {usage_error}", file=sys.stderr)
@@ -94,7 +98,8 @@ def _run(args: argparse.Namespace) -> int:
     opts = JobOptions(schema=args.schema, rules=args.rules, home=args.home, db=args.db,
                       generator=args.generator, concurrency=args.concurrency, project=args.project, user=args.user,
                       model_url=args.model_url, parser=args.parser, index=args.index,
-                      follow_links=args.follow_links, einvoice=args.einvoice)
+                      follow_links=args.follow_links, einvoice=args.einvoice,
+                      min_confidence=args.min_confidence)
     out = _out_location(args.out) if args.out else None
     if isinstance(out, Path) and not args.estimate:            # busy or existing output: refused at once
         from flows.output import preflight
@@ -126,7 +131,8 @@ def _run(args: argparse.Namespace) -> int:
         return 1
     if not args.quiet:
         counts = ", ".join(f"{k} {v}" for k, v in summary["by_status"].items())
-        print(f"{summary['total']} documents: {counts or 'none'} -> {out / 'results.jsonl'}", file=sys.stderr)
+        dup = f" ({summary['duplicates']} seen before: see duplicate_of)" if summary.get("duplicates") else ""
+        print(f"{summary['total']} documents: {counts or 'none'}{dup} -> {out / 'results.jsonl'}", file=sys.stderr)
         for e in summary["errors"]:
             print(f"  error: {printable(e)}", file=sys.stderr)
         if isinstance(out, Path):

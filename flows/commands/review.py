@@ -76,7 +76,7 @@ def _document(conn, sha: str) -> dict:
 
 
 def _reasons(verification: dict, limit: int = 3) -> list[str]:
-    out = []
+    out = [f"doubtful [{f}]" for f in verification.get("doubtful") or []]
     for v in verification.get("violations") or []:
         if v.get("severity") != "error":
             continue
@@ -118,12 +118,17 @@ def run_show(args: argparse.Namespace) -> int:
           f"score     {ver.get('score')}   attempts {doc.get('attempts')}")
     failed = [k for k, g in (ver.get("gates") or {}).items() if not g.get("passed")]
     print(f"gates     failed: {', '.join(failed) or 'none'}")
+    fields = ver.get("fields") or {}
+    if ver.get("doubtful"):
+        print(f"doubtful  {', '.join(ver['doubtful'])} (below the confidence target)")
     print("\nrecord:")
     prov = doc.get("provenance") or {}
     for k, v in (doc.get("record") or {}).items():
         where = prov.get(k)
         at = f"   <- p.{where['page']} {where.get('anchor', '')!s} {where.get('text', '')!r}" if where else ""
-        print(f"  {k}: {_fmt(v) if not isinstance(v, list) else f'<{len(v)} items>'}{at}")
+        f = fields.get(k) or {}
+        conf = f"   [{f['status']} {f['confidence']:.2f}]" if f.get("confidence") is not None else ""
+        print(f"  {k}: {_fmt(v) if not isinstance(v, list) else f'<{len(v)} items>'}{conf}{at}")
     print("\nwhy it did not pass:" if failed else "\nfindings:")
     for v in ver.get("violations") or []:
         line = f"  [{v.get('severity')}] {v.get('gate')}/{v.get('rule')}"

@@ -38,7 +38,9 @@ def test_quota_running_out_midway_stops_model_calls_only(tmp_path: Path, pg_fres
     rules: list = []                             # budgets are under test here, not how well items are read
     schema = header_schema(SCHEMA)
     with open_context(plain) as ctx:             # learn the first formats, unmetered
-        first = run_batch([str(p) for p in known_docs], Job(schema=schema, rules=rules, settings=plain), ctx)
+        # min_confidence 0: the gates alone decide which formats are learned (budgets are under test)
+        first = run_batch([str(p) for p in known_docs], Job(schema=schema, rules=rules, settings=plain,
+                                                            min_confidence=0.0), ctx)
     known_ok = [r.source for r in first if r.status in ("passed", "repaired")]
     assert known_ok, [r.status for r in first]
 
@@ -48,7 +50,7 @@ def test_quota_running_out_midway_stops_model_calls_only(tmp_path: Path, pg_fres
     settings = _settings(tmp_path, pg_fresh_dsn, quota_user_input_tokens=limit)
     budget = QuotaBudget(Database(pg_fresh_dsn), settings, subjects_for(settings))
     job = Job(schema=schema, rules=rules, settings=settings, generator="model", scorer=MeteredBaselineScorer(),
-              budget=budget)
+              budget=budget, min_confidence=0.0)
     sources = [s for pair in zip(known_ok, list(costs)) for s in pair] + list(costs)[len(known_ok):]
     with open_context(settings) as ctx:
         rows = run_batch(sources, job, ctx)

@@ -1,0 +1,316 @@
+"""Train and measure the field-confidence calibrator (verifiers/confidence).
+
+    python -m bench.calibrate collect --data-out /tmp/calib      # run the pipeline, keep features + truth
+    python -m bench.calibrate train --data /tmp/calib            # fit, write verifiers/confidence/weights.json
+    python -m bench.calibrate report --data /tmp/calib           # risk-coverage, reliability, ECE (markdown)
+    python -m bench.calibrate evaluate --data-out /tmp/calib-eval   # passes at the shipped target, for real
+
+`collect` runs one first-batch pass (model generator, format reuse, repair) per part, each on an
+empty library and database, at target 0 (every field `verified`, so what the pipeline learns does
+not depend on the weights being trained):
+
+    synth-invoices-train, synth-receipts-train   synthetic documents of train formats   -> training
+    dev-invoices/dev-tune, dev-receipts/dev-tune the tune split (bench/splits.py)       -> training
+    synth-*-unseen                               unseen synthetic formats               -> measured
+    dev-*/dev-holdout                            never tuned on                         -> measured
+
+Each part is its own pass, so no holdout document is learned from and replayed on a tune one.
+`train` fits on the training parts only; the seed fixes the synthetic documents, the fit has no
+randomness (same data, same weights). A field is an example when it holds a value and its key is
+annotated in the ground truth; its label is bench.scoring.field_correct (fuzzy for receipts, as
+the accuracy benchmark scores them).
+
+`report` re-decides every document offline at each target from the stored features and the
+weights: accepted = the gates passed (the pass's status at target 0) and every required field's
+confidence reaches the target; verified precision = the share of accepted documents whose every
+annotated header field is right. The live pipeline at a non-zero target also learns formats only
+from accepted records, which the offline figures do not model; `evaluate` runs the real passes
+at the shipped default for the headline figures.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from bench.datasets import DEFAULT_DATA, BenchDoc, SynthSize
+from bench.passes import PassSpec, model_available, run_isolated
+from bench.scoring import field_correct, score_items
+from bench.session import Session, SessionConfig
+from bench.splits import HOLDOUT, TUNE, select
+from verifiers.confidence import FAMILIES, Calibrator, Example, ece, load, reliability
+from verifiers.confidence.calibrator import DEFAULT_WEIGHTS
+from verifiers.confidence.decision import DEFAULT_MIN_CONFIDENCE
+
+TRAIN_PARTS = ("synth-invoices-train", "synth-receipts-train", f"dev-invoices.{TUNE}", f"dev-receipts.{TUNE}")
+MEASURE_PARTS = ("synth-invoices-unseen", "synth-receipts-unseen", f"dev-invoices.{HOLDOUT}",
+                 f"dev-receipts.{HOLDOUT}")
+PARTS = TRAIN_PARTS + MEASURE_PARTS
+TARGETS = (0.0, 0.5, 0.7, 0.8, 0.9, 0.95, 0.98)
+REQUIRED = {"invoice": ("invoice_number", "issue_date", "seller_name", "gross_total", "currency"),
+            "receipt": ("company", "date", "total")}
+
+
+@dataclass
+class DocFields:
+    """What `collect` keeps of one document."""
+    doc_id: str
+    kind: str
+    status: str
+    truth: dict
+    fields: dict          # field -> {value, confidence, status, family, checks}
+    features: dict        # field -> features
+
+
+def _parts_docs(s: Session, part: str) -> list[BenchDoc]:
+    set_name, _, split = part.partition(".")
+    docs = s.docs(set_name)
+    return select(docs, split) if split else docs
+
+
+def collect(out: Path, *, synth: SynthSize, generator: str, parts: tuple[str, ...], limit: int | None,
+            target: float = 0.0, data: Path = DEFAULT_DATA, doubt_repair: bool = False) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    with Session(SessionConfig(data=data, synth=synth, limit=limit)) as s:
+        for part in parts:
+            t = time.perf_counter()
+            docs = _parts_docs(s, part)
+            kind = docs[0].kind if docs else "invoice"
+            tag = f"{part}.{int(time.time() * 1000) % 100000}"
+            spec = PassSpec(tag, kind, [d.path for d in docs], str(s.scratch / "homes" / tag), s.fresh_dsn(),
+                            generator=generator, min_confidence=target, doubt_repair=doubt_repair)
+            res = run_isolated(spec, s.scratch / "passes")
+            by_path = {r.source: r for r in res.rows}
+            rows = []
+            for d in docs:
+                r = by_path.get(d.path)
+                if r is None:
+                    continue
+                rows.append(asdict(DocFields(d.doc_id, d.kind, r.status, d.truth, r.fields, r.features)))
+            (out / f"{part}.json").write_text(json.dumps({"part": part, "target": target, "generator": generator,
+                                                          "synth": asdict(synth), "rows": rows},
+                                                         ensure_ascii=False, default=str), "utf-8")
+            print(f"{part}: {len(rows)} documents in {time.perf_counter() - t:.0f} s", file=sys.stderr)
+
+
+def load_part(data: Path, part: str) -> list[DocFields]:
+    p = data / f"{part}.json"
+    if not p.exists():
+        return []
+    return [DocFields(**r) for r in json.loads(p.read_text("utf-8"))["rows"]]
+
+
+def _label(name: str, value, truth: dict, kind: str) -> bool | None:
+    if name not in truth:
+        return None
+    want = truth[name]
+    if isinstance(want, list):
+        s = score_items(value if isinstance(value, list) else None, want)
+        return s.matched == s.expected == s.predicted and s.fields_right == s.fields_total
+    return field_correct(name, value, want, fuzzy=kind == "receipt")
+
+
+def examples(docs: list[DocFields]) -> list[tuple[Example, str, str]]:
+    """(example, field, doc_id) for every annotated field that holds a value."""
+    out = []
+    for d in docs:
+        for name, f in d.fields.items():
+            feats = d.features.get(name)
+            if f.get("status") == "missing" or not feats:
+                continue
+            y = _label(name, f.get("value"), d.truth, d.kind)
+            if y is None:
+                continue
+            out.append((Example(f.get("family", "text"), feats, bool(y)), name, d.doc_id))
+    return out
+
+
+def train(data: Path, out: Path, *, parts: tuple[str, ...] = TRAIN_PARTS) -> Calibrator:
+    ex: list[Example] = []
+    sizes = {}
+    for part in parts:
+        e = [x for x, _, _ in examples(load_part(data, part))]
+        sizes[part] = len(e)
+        ex += e
+    cal = Calibrator.fit(ex, meta={"trained_on": sizes, "command": "python -m bench.calibrate train"})
+    cal.save(out)
+    print(f"calibrator: {len(ex)} examples {sizes} -> {out}", file=sys.stderr)
+    return cal
+
+
+# -- measuring ---------------------------------------------------------------------------------
+
+def confidences(cal: Calibrator, d: DocFields) -> dict[str, float | None]:
+    out = {}
+    for name, f in d.fields.items():
+        feats = d.features.get(name)
+        if f.get("status") == "missing" or not feats:
+            out[name] = None
+        elif feats.get("how:person"):
+            out[name] = 1.0
+        else:
+            out[name] = cal.predict(f.get("family", "text"), feats)
+    return out
+
+
+def _header_right(d: DocFields) -> bool:
+    return all(field_correct(k, (d.fields.get(k) or {}).get("value"), v, fuzzy=d.kind == "receipt")
+               for k, v in d.truth.items() if not isinstance(v, list))
+
+
+def risk_coverage(cal: Calibrator, docs: list[DocFields], targets=TARGETS, *, live: bool = False,
+                  scope: str = "required") -> list[dict]:
+    """Pass rate and verified precision per target. `live`: the documents' own statuses (a pass
+    run at one target) instead of re-deciding. `scope`: which fields must reach the target,
+    `required` ones or every field that holds a value (`present`)."""
+    rows = []
+    for t in targets:
+        acc = right = 0
+        for d in docs:
+            if live:
+                ok = d.status in ("passed", "repaired")
+            else:
+                conf = confidences(cal, d)
+                ok = d.status in ("passed", "repaired") and all(
+                    conf.get(r) is not None and conf[r] + 1e-12 >= t for r in REQUIRED[d.kind] if r in d.fields)
+                if scope == "present":
+                    ok = ok and all(c is None or c + 1e-12 >= t for c in conf.values())
+            if ok:
+                acc += 1
+                right += _header_right(d)
+        rows.append({"target": t, "docs": len(docs), "accepted": acc, "pass_rate": acc / len(docs) if docs else None,
+                     "verified_precision": right / acc if acc else None})
+        if live:
+            break
+    return rows
+
+
+def family_calibration(cal: Calibrator, docs: list[DocFields]) -> dict[str, dict]:
+    by: dict[str, tuple[list[float], list[bool]]] = {}
+    for d in docs:
+        conf = confidences(cal, d)
+        for name, f in d.fields.items():
+            c = conf.get(name)
+            y = _label(name, f.get("value"), d.truth, d.kind) if c is not None else None
+            if y is None:
+                continue
+            fam = f.get("family", "text")
+            for key in (fam, "all"):
+                cs, ys = by.setdefault(key, ([], []))
+                cs.append(c)
+                ys.append(bool(y))
+    return {k: {"n": len(cs), "accuracy": sum(ys) / len(ys), "mean_confidence": sum(cs) / len(cs),
+                "ece": ece(cs, ys), "table": reliability(cs, ys)} for k, (cs, ys) in by.items()}
+
+
+def _f(x) -> str:
+    return "-" if x is None else f"{x:.3f}"
+
+
+def report(data: Path, weights: Path, *, targets=TARGETS) -> str:
+    cal = load(weights)
+    lines = [f"weights: `{weights}` ({sum(m.n for k, m in cal.families.items() if k != '*')} family examples)", ""]
+    for kind_set in ("dev-invoices", "dev-receipts"):
+        tune, hold = load_part(data, f"{kind_set}.{TUNE}"), load_part(data, f"{kind_set}.{HOLDOUT}")
+        for scope in ("required", "present"):
+            a, b = risk_coverage(cal, tune, targets, scope=scope), risk_coverage(cal, hold, targets, scope=scope)
+            lines += [f"#### {kind_set}: risk-coverage, {scope} fields verified "
+                      f"(dev-tune {len(tune)} docs | dev-holdout {len(hold)} docs)", "",
+                      "| target | tune pass rate | tune verified precision | holdout pass rate | holdout verified precision |",
+                      "|---|---|---|---|---|"]
+            for x, y in zip(a, b):
+                lines.append(f"| {x['target']:.2f} | {_f(x['pass_rate'])} ({x['accepted']}) | {_f(x['verified_precision'])} "
+                             f"| {_f(y['pass_rate'])} ({y['accepted']}) | {_f(y['verified_precision'])} |")
+            lines.append("")
+    for part in ("synth-invoices-unseen", "synth-receipts-unseen"):
+        docs = load_part(data, part)
+        if not docs:
+            continue
+        lines += [f"#### {part}: risk-coverage ({len(docs)} docs)", "",
+                  "| target | pass rate (required) | verified precision (required) | pass rate (present) | "
+                  "verified precision (present) |", "|---|---|---|---|---|"]
+        for x, y in zip(risk_coverage(cal, docs, targets), risk_coverage(cal, docs, targets, scope="present")):
+            lines.append(f"| {x['target']:.2f} | {_f(x['pass_rate'])} ({x['accepted']}) | {_f(x['verified_precision'])} "
+                         f"| {_f(y['pass_rate'])} ({y['accepted']}) | {_f(y['verified_precision'])} |")
+        lines.append("")
+    for split in (TUNE, HOLDOUT):
+        docs = load_part(data, f"dev-invoices.{split}") + load_part(data, f"dev-receipts.{split}")
+        fc = family_calibration(cal, docs)
+        lines += [f"#### ECE per field family, dev invoices + receipts, {split}", "",
+                  "| family | fields | accuracy | mean confidence | ECE (10 bins) |", "|---|---|---|---|---|"]
+        for fam in (*FAMILIES, "all"):
+            if fam in fc:
+                c = fc[fam]
+                lines.append(f"| {fam} | {c['n']} | {c['accuracy']:.3f} | {c['mean_confidence']:.3f} | {c['ece']:.3f} |")
+        lines.append("")
+        if split == HOLDOUT and "all" in fc:
+            lines += [f"#### Reliability, all fields, {split}", "", "| confidence | fields | mean confidence | accuracy |",
+                      "|---|---|---|---|"]
+            for bn in fc["all"]["table"]:
+                lines.append(f"| {bn.lo:.1f}-{bn.hi:.1f} | {bn.n} | {bn.mean_confidence:.3f} | {bn.accuracy:.3f} |")
+            lines.append("")
+    return "\n".join(lines)
+
+
+def evaluate(out: Path, *, synth: SynthSize, generator: str, limit: int | None, target: float,
+             weights: Path, data: Path = DEFAULT_DATA, doubt_repair: bool = False) -> str:
+    """Real passes of the dev splits at `target` (formats learned only from accepted records)."""
+    collect(out, synth=synth, generator=generator, limit=limit, target=target, data=data, doubt_repair=doubt_repair,
+            parts=(f"dev-invoices.{TUNE}", f"dev-invoices.{HOLDOUT}", f"dev-receipts.{TUNE}", f"dev-receipts.{HOLDOUT}",
+                   "synth-invoices-unseen", "synth-receipts-unseen"))
+    cal = load(weights)
+    lines = [f"live passes at target {target:.2f}" + (" with doubt repair" if doubt_repair else ""), "", "| part | docs | pass rate | verified precision |", "|---|---|---|---|"]
+    for part in (f"dev-invoices.{TUNE}", f"dev-invoices.{HOLDOUT}", f"dev-receipts.{TUNE}", f"dev-receipts.{HOLDOUT}",
+                 "synth-invoices-unseen", "synth-receipts-unseen"):
+        docs = load_part(out, part)
+        x = risk_coverage(cal, docs, (target,), live=True)[0]
+        lines.append(f"| {part} | {x['docs']} | {_f(x['pass_rate'])} ({x['accepted']}) | {_f(x['verified_precision'])} |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m bench.calibrate", description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    for name in ("collect", "evaluate"):
+        c = sub.add_parser(name)
+        c.add_argument("--data-out", type=Path, required=True)
+        c.add_argument("--formats", type=int, default=12, help="synthetic formats per set (default 12)")
+        c.add_argument("--docs", type=int, default=3, help="documents per synthetic format (default 3)")
+        c.add_argument("--seed", type=int, default=0)
+        c.add_argument("--generator", default="model", choices=("model", "baseline"))
+        c.add_argument("--limit", type=int, default=None, help="first N documents of each set (smoke runs)")
+        c.add_argument("--parts", nargs="*", default=list(PARTS), help=f"default: {' '.join(PARTS)}")
+        c.add_argument("--target", type=float, default=DEFAULT_MIN_CONFIDENCE if name == "evaluate" else 0.0)
+        c.add_argument("--weights", type=Path, default=DEFAULT_WEIGHTS)
+        c.add_argument("--dev-data", type=Path, default=DEFAULT_DATA, help=f"the dev data (default {DEFAULT_DATA})")
+        c.add_argument("--doubt-repair", action="store_true",
+                       help="try other readings of doubtful required fields (flows/doubt.py)")
+    t = sub.add_parser("train")
+    t.add_argument("--data", type=Path, required=True)
+    t.add_argument("--out", type=Path, default=DEFAULT_WEIGHTS)
+    r = sub.add_parser("report")
+    r.add_argument("--data", type=Path, required=True)
+    r.add_argument("--weights", type=Path, default=DEFAULT_WEIGHTS)
+    args = ap.parse_args(argv)
+    if args.cmd in ("collect", "evaluate") and args.generator == "model" and not model_available():
+        print("the model generator cannot run here (see bench.passes.model_status)", file=sys.stderr)
+        return 2
+    if args.cmd == "collect":
+        collect(args.data_out, synth=SynthSize(args.formats, args.docs, args.seed), generator=args.generator,
+                parts=tuple(args.parts), limit=args.limit, target=args.target, data=args.dev_data)
+    elif args.cmd == "train":
+        train(args.data, args.out)
+    elif args.cmd == "report":
+        print(report(args.data, args.weights))
+    else:
+        print(evaluate(args.data_out, synth=SynthSize(args.formats, args.docs, args.seed), generator=args.generator,
+                       limit=args.limit, target=args.target, weights=args.weights, data=args.dev_data,
+                       doubt_repair=args.doubt_repair))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,103 @@
+"""Per-field confidence, status and the record's decision.
+
+    ConfidencePolicy.from_schema(schema, default=None)  the target per field: x-docassay
+                                                        `min_confidence` on a field, else the job's
+                                                        (`--min-confidence`), else DEFAULT_MIN_CONFIDENCE
+    assess(bases, calibrator, policy, required)       -> {field: FieldConfidence}
+
+A field is `missing` (no value), `verified` (its confidence reaches its target) or `doubtful`.
+A record is accepted (`passed`) only when its gates pass and every required field is `verified`;
+otherwise it goes to review with its values kept and the doubtful fields named
+(`Verification.doubtful`; the CLI line: flows/status.py).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
+
+from verifiers.checks import Signal
+from verifiers.confidence.calibrator import Calibrator
+from verifiers.confidence.features import FieldBasis
+from verifiers.errors import VerifyError
+
+__all__ = ["DEFAULT_MIN_CONFIDENCE", "STATUSES", "SCOPES", "ConfidencePolicy", "FieldConfidence", "assess",
+           "MAX_ROW_CHECKS"]
+
+DEFAULT_MIN_CONFIDENCE = 0.9
+"""The default target, chosen on dev-tune and synthetic documents only (verifiers/confidence/CARD.md)."""
+STATUSES = ("verified", "doubtful", "missing")
+MAX_ROW_CHECKS = 12                 # signals listed per field in a row
+
+
+SCOPES = ("required", "present")
+
+
+@dataclass(frozen=True)
+class ConfidencePolicy:
+    """Targets, and which fields must be verified for a record to pass: `required` (the default:
+    the schema's required fields) or `present` (every field that holds a value, required or not;
+    the schema's `"x-docassay": {"verify": {"verified": "present"}}`)."""
+    default: float = DEFAULT_MIN_CONFIDENCE
+    per_field: Mapping[str, float] = field(default_factory=dict)
+    scope: str = "required"
+
+    def target(self, name: str) -> float:
+        return float(self.per_field.get(name, self.default))
+
+    @classmethod
+    def from_schema(cls, schema: Mapping[str, Any], default: float | None = None) -> "ConfidencePolicy":
+        d = DEFAULT_MIN_CONFIDENCE if default is None else _check(default, "--min-confidence")
+        per: dict[str, float] = {}
+        for name, prop in (schema.get("properties") or {}).items():
+            x = prop.get("x-docassay") if isinstance(prop, Mapping) else None
+            if isinstance(x, Mapping) and "min_confidence" in x:
+                per[name] = _check(x["min_confidence"], f"{name}.x-docassay.min_confidence")
+        root = schema.get("x-docassay") if isinstance(schema.get("x-docassay"), Mapping) else {}
+        verify = root.get("verify") if isinstance(root.get("verify"), Mapping) else {}
+        scope = verify.get("verified", "required")
+        if scope not in SCOPES:
+            raise VerifyError(f"x-docassay.verify.verified must be one of {', '.join(SCOPES)}, not {scope!r}",
+                              kind="schema")
+        return cls(d, per, scope)
+
+
+def _check(v: Any, where: str) -> float:
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0.0 <= float(v) <= 1.0:
+        raise VerifyError(f"{where} must be a number in [0, 1], not {v!r}", kind="schema")
+    return float(v)
+
+
+@dataclass
+class FieldConfidence:
+    field: str
+    value: Any
+    confidence: float | None
+    status: str                                  # verified | doubtful | missing
+    target: float
+    family: str
+    required: bool = False                       # must be verified for the record to pass (the policy's scope)
+    checks: list[Signal] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        return {"value": self.value, "confidence": None if self.confidence is None else round(self.confidence, 4),
+                "status": self.status, "family": self.family,
+                "checks": [{"check": s.check, "outcome": s.outcome, **({"detail": s.detail[:160]} if s.detail else {})}
+                           for s in self.checks[:MAX_ROW_CHECKS]]}
+
+
+def assess(bases: Mapping[str, FieldBasis], calibrator: Calibrator, policy: ConfidencePolicy,
+           required: Sequence[str] = ()) -> dict[str, FieldConfidence]:
+    req = set(required)
+    out: dict[str, FieldConfidence] = {}
+    for name, b in bases.items():
+        t = policy.target(name)
+        if not b.present:
+            out[name] = FieldConfidence(name, b.value, None, "missing", t, b.family, name in req)
+            continue
+        if b.features.get("how:person"):
+            p = 1.0                                   # a person's value is not estimated
+        else:
+            p = calibrator.predict(b.family, b.features)
+        out[name] = FieldConfidence(name, b.value, p, "verified" if p + 1e-12 >= t else "doubtful", t, b.family,
+                                    name in req or policy.scope == "present", list(b.signals))
+    return out
