@@ -577,6 +577,15 @@ def _learn(found: Found, ix: DocIndex, vec, job: "Job", ctx: "RunContext", row: 
     if not proven.fields:
         info["learned"] = "no: no field of the XML could be read from the print"
         return rounds, info
+    if known is not None and v.right <= first.right:
+        # Instructions learned afresh read no more of the XML than the known format's replay: the page
+        # is that format's (its unread fields are the ones no locator reproduces), not a layout of its
+        # own. Learning it again would add a format per run of the same documents.
+        store.record_health(ctx.conn, known.format_id, ok=True)
+        ctx.library.add_exemplar(known.format_id, vec, job.key)
+        _golden(job, ctx, row, data, known.format_id, _reproduced(target, layout, cfg, lines_field))
+        info["learned"] = "known format kept: a new layout reads no more of the XML"
+        return rounds, info
     produced_by = f"{job.generator}+einvoice" + ("+fixer" if res is not None and res.changes else "")
     src = Path(row.source).name
     fid, version = ctx.library.learn(ctx.conn, vec, job.key, proven, produced_by=produced_by,

@@ -195,13 +195,13 @@ def _preflight(opts, *, check_quota: bool = True):
     relations on the database (rules.check_rules), and a spent quota refused the batch (exit 1,
     nothing is read). ConfigError (bad schema) and RulesError (bad rule) are usage errors."""
     from flows.jobs import build_job
-    from flows.pipeline import open_context
+    from infra.db import Database
     from rules import check_rules
     job = build_job(opts)
     try:
-        if job.rules:
-            with open_context(job.settings) as ctx:
-                check_rules(ctx.conn, job.schema, job.rules, sandbox=job.settings.rule_sandbox != "off",
+        if job.rules:                  # no migrations yet: a login that may not run rules sandboxed is told first
+            with Database.from_settings(job.settings, migrate=False).connect() as conn:
+                check_rules(conn, job.schema, job.rules, sandbox=job.settings.rule_sandbox != "off",
                             timeout_ms=job.settings.rule_timeout_ms)
         if check_quota and job.budget is not None:
             job.budget.check()

@@ -42,8 +42,11 @@ def conn(pg_dsn: str) -> Iterator[psycopg.Connection]:
 
 
 def _one_by_one(conn, rules, **kw):
-    return [runner._run_one(conn, runner.bind_record(relation_schema(SCHEMA), RECORD), r, 2000, kw.get("max_v", 100))
-            for r in rules]
+    """Each rule on its own, in the same sandbox `run_rules` uses (rules.sandbox)."""
+    from rules.sandbox import SandboxLimits, enter_statements, ensure_sandbox
+    enter = enter_statements(SandboxLimits(), timeout_ms=2000, superuser=ensure_sandbox(conn))
+    return [runner._run_one(conn, runner.bind_record(relation_schema(SCHEMA), RECORD), r, enter, 2000,
+                            kw.get("max_v", 100)) for r in rules]
 
 
 def _strip(results):
