@@ -23,7 +23,8 @@ from test_lifecycle import FORMAT_SEED, RENAMED, header_schema, write
 @pytest.mark.slow
 def test_drift_is_proposed_after_the_batch(tmp_path: Path, pg_fresh_dsn: str) -> None:
     settings = Settings.load(home=tmp_path / "home", db=pg_fresh_dsn, concurrency=1)
-    job = Job(schema=header_schema(), settings=settings, policy=lifecycle.LifecyclePolicy(drift_threshold=2))
+    job = Job(schema=header_schema(), settings=settings, policy=lifecycle.LifecyclePolicy(drift_threshold=2),
+              generator="baseline")
     assert job.policy.drift_deferred, "the default for batches"
     fmt = make_format(FORMAT_SEED)
     drifted = dataclasses.replace(fmt, style=dataclasses.replace(fmt.style, labels={**fmt.style.labels, **RENAMED}))
