@@ -3,7 +3,8 @@
 The same steps, in the same order, as `flows/commands/extract.py` with `--orchestrator local`:
 an existing output refused first (unless `overwrite`), then the pre-flight (schema, rule pack,
 every rule planned against the schema's relations on the database, a spent quota refused), then
-`flows.extract_batch` on a thread pool. Every default is the CLI's (the `JobOptions` defaults,
+`flows.extract_batch` on a thread pool, all inside `embedded.command_scope` as `flows.cli.main`
+runs a command. Every default is the CLI's (the `JobOptions` defaults,
 `flows.pipeline.DEFAULT_GENERATOR`); only progress output is off unless `quiet=False`.
 """
 from __future__ import annotations
@@ -48,6 +49,7 @@ def extract(paths: PathArg | Iterable[PathArg], *, schema: PathArg, rules: PathA
     from flows.extract_batch import ThreadDispatch, extract_batch_outcome
     from flows.jobs import JobOptions
     from flows.results_store import is_remote
+    from infra.db import embedded
     from infra.errors import ConfigError
 
     sources = [os.fspath(p) for p in ([paths] if isinstance(paths, (str, os.PathLike)) else paths)]
@@ -65,12 +67,13 @@ def extract(paths: PathArg | Iterable[PathArg], *, schema: PathArg, rules: PathA
     if target is not None and not is_remote(target):
         from flows.output import preflight
         preflight(Path(target), overwrite=overwrite, replaces=None)     # busy or existing output: refused at once
-    job = _preflight(opts)
-    try:
-        with tempfile.TemporaryDirectory(prefix="docassay-rows-") as scratch:
-            outcome = extract_batch_outcome(sources, opts, target if target is not None else scratch,
-                                            dispatch=ThreadDispatch(concurrency), quiet=quiet,
-                                            max_error_ratio=max_error_ratio, job=job, overwrite=overwrite)
-    finally:
-        _close_budget(job)             # extract_batch closed it; a failure before it started did not
+    with embedded.command_scope():     # as a CLI command: an embedded server this call started stops with it
+        job = _preflight(opts)
+        try:
+            with tempfile.TemporaryDirectory(prefix="docassay-rows-") as scratch:
+                outcome = extract_batch_outcome(sources, opts, target if target is not None else scratch,
+                                                dispatch=ThreadDispatch(concurrency), quiet=quiet,
+                                                max_error_ratio=max_error_ratio, job=job, overwrite=overwrite)
+        finally:
+            _close_budget(job)         # extract_batch closed it; a failure before it started did not
     return outcome.rows

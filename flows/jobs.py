@@ -52,7 +52,6 @@ def _model_scorer() -> Scorer:
     return LazyModelScorer()
 
 
-
 GENERATORS: dict[str, Callable[[], Scorer | None]] = {
     "baseline": lambda: None,          # label similarity, no model, no tokens
     "model": _model_scorer,            # the MoE model; metered by the token quotas

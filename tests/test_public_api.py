@@ -149,6 +149,22 @@ def test_readme_example_runs(tmp_path: Path, pg_fresh_dsn: str, monkeypatch: pyt
     assert learned and {r.source for r in again if r.format["match"] == "known"} >= learned   # kept under home
 
 
+def test_an_embedded_server_the_call_started_stops_with_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """As each CLI command does: no PostgreSQL left running behind a library call."""
+    from infra.db import embedded
+    monkeypatch.delenv("DOCASSAY_DB", raising=False)
+    monkeypatch.delenv(embedded.KEEP_ENV, raising=False)
+    home = tmp_path / "home"
+    doc = next(p for p in sorted((EXAMPLES / "documents").glob("*.pdf")))
+    try:
+        rows = docassay.extract(doc, schema=EXAMPLES / "schema.json", home=home, generator="baseline")
+        assert [r.source for r in rows] == [str(doc)] and rows[0].status != docassay.Status.ERROR, rows[0].error
+        assert (embedded.data_dir_for(home) / "PG_VERSION").exists()       # it did run there
+        assert not embedded.status(embedded.data_dir_for(home)).running
+    finally:
+        embedded.stop(embedded.data_dir_for(home))
+
+
 def _env() -> dict:
     import os
     return {**os.environ, "PYTHONPATH": str(ROOT)}
