@@ -53,6 +53,14 @@ def test_status_enum_is_the_one_list_of_statuses() -> None:
     assert json.dumps({"status": docassay.Status.PASSED}) == '{"status": "passed"}'
 
 
+def test_the_wheel_ships_the_docassay_package() -> None:
+    import tomllib
+
+    from setuptools import find_packages
+    found = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["tool"]["setuptools"]["packages"]["find"]
+    assert "docassay" in find_packages(str(ROOT), include=found["include"])
+
+
 def test_version_is_the_cli_version() -> None:
     out = subprocess.run([sys.executable, "-m", "flows.cli", "--version"], cwd=ROOT, capture_output=True,
                          text=True, check=True, env=_env())
