@@ -75,7 +75,7 @@ def main(argv=None) -> int:
     job = Job(schema=load_schema(ROOT / "examples" / kind / "schema.json"),
               rules=load_rule_pack(ROOT / "examples" / kind / "rules"),
               settings=Settings.load(home=home, concurrency=1), repair=not args.no_repair,
-              policy=LifecyclePolicy.load(history=not args.no_history))
+              policy=LifecyclePolicy.load(history=not args.no_history), generator="baseline")
     with open_context(job.settings) as ctx:
         t = time.perf_counter()
         rows = run_batch([p for _, p, _ in items], job, ctx, concurrency=1)

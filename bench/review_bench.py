@@ -65,7 +65,7 @@ def _accuracy(record: dict, truth: dict) -> tuple[int, int]:
 def _job(settings: Settings) -> Job:
     return Job(schema=load_schema(ROOT / "examples/invoices/schema.json"),
                rules=load_rule_pack(ROOT / "examples/invoices/rules"), settings=settings,
-               policy=lifecycle.LifecyclePolicy(drift_threshold=99))
+               policy=lifecycle.LifecyclePolicy(drift_threshold=99), generator="baseline")
 
 
 @contextmanager

@@ -45,7 +45,7 @@ from infra import store
 from infra.errors import DocassayError, StorageError
 
 __all__ = ["BatchFailed", "BatchInterrupted", "BatchOutcome", "Dispatch", "ResultsIncomplete", "ThreadDispatch",
-           "STOP_GRACE_S", "POLL_S", "check_error_ratio", "extract_batch", "run_documents"]
+           "STOP_GRACE_S", "POLL_S", "check_error_ratio", "extract_batch", "extract_batch_outcome", "run_documents"]
 
 STOP_GRACE_S = 5.0
 """After a stop request, how long the documents in flight may take to finish before they are abandoned
@@ -140,6 +140,17 @@ def extract_batch(paths: list[str], opts: JobOptions, out: str, *, dispatch: Dis
     BatchInterrupted after a stop request, BatchFailed past `max_error_ratio`, QuotaExceeded when
     the quota is spent before anything is read. `job`: built from `opts` already (the CLI's
     pre-flight); this call closes its budget."""
+    return extract_batch_outcome(paths, opts, out, dispatch=dispatch, quiet=quiet, max_error_ratio=max_error_ratio,
+                                 retry_from=retry_from, artifacts=artifacts, stop=stop, job=job,
+                                 overwrite=overwrite).summary.to_json()
+
+
+def extract_batch_outcome(paths: list[str], opts: JobOptions, out: str, *, dispatch: Dispatch, quiet: bool = True,
+                          max_error_ratio: float | None = None, retry_from: str | None = None,
+                          artifacts: Artifacts | None = None, stop: StopRequest | None = None,
+                          job: Job | None = None, overwrite: bool = False) -> BatchOutcome:
+    """`extract_batch`, returning the whole outcome (every row, in input order) instead of the
+    summary alone (`docassay.extract` returns the rows)."""
     stop = stop or StopRequest()
     job = job or build_job(opts)
     try:
@@ -169,7 +180,7 @@ def extract_batch(paths: list[str], opts: JobOptions, out: str, *, dispatch: Dis
                                signal=stop.signum, done=len(outcome.rows), total=len(sources) + len(kept),
                                abandoned=outcome.abandoned, summary=outcome.summary.to_json())
     check_error_ratio(outcome.summary, max_error_ratio)
-    return outcome.summary.to_json()
+    return outcome
 
 
 def _same_folder(results: str | Path, out: str | Path) -> bool:

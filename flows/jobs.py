@@ -10,7 +10,7 @@ from typing import Any, Callable
 from extractors.instructions.generator import Scorer
 from flows.batch import load_rule_pack, load_schema
 from flows.einvoice import MODES as EINVOICE_MODES
-from flows.pipeline import Job
+from flows.pipeline import DEFAULT_GENERATOR, Job
 from infra.config import Settings
 from infra.errors import ConfigError
 from infra.quota import QuotaBudget, is_metered
@@ -51,10 +51,6 @@ class LazyModelScorer:
 def _model_scorer() -> Scorer:
     return LazyModelScorer()
 
-
-DEFAULT_GENERATOR = "model"
-"""The generator of new formats' instructions unless told otherwise: the shipped MoE model (a bounded
-correction of the baseline's scores; `infra/model/MODEL_CARD.md` has its figures)."""
 
 GENERATORS: dict[str, Callable[[], Scorer | None]] = {
     "baseline": lambda: None,          # label similarity, no model, no tokens

@@ -49,8 +49,13 @@ from verifiers.history import DbHistory, History
 from verifiers.result import Verification
 from verifiers.settings import VerifySettings
 
-__all__ = ["Job", "RunContext", "process_document", "open_context", "DriftQueue", "DriftOutcome",
-           "propose_queued_drift"]
+__all__ = ["DEFAULT_GENERATOR", "Job", "RunContext", "process_document", "open_context", "DriftQueue",
+           "DriftOutcome", "propose_queued_drift"]
+
+DEFAULT_GENERATOR = "model"
+"""The generator of new formats' instructions unless told otherwise (the CLI's `--generator`, `Job`,
+`JobOptions`, `docassay.extract`): the shipped MoE model (a bounded correction of the baseline's
+scores; `infra/model/MODEL_CARD.md` has its figures). `baseline` is label similarity, no model."""
 
 
 @dataclass
@@ -59,18 +64,23 @@ class Job:
     schema: Mapping[str, Any]
     rules: list = field(default_factory=list)
     settings: Settings = field(default_factory=Settings.load)
-    generator: str = "baseline"                  # baseline | model
+    generator: str = DEFAULT_GENERATOR           # model | baseline (the CLI's default)
     reuse_formats: bool = True                   # ablation: False treats every document as new
     repair: bool = True                          # ablation: False skips fixer and troubleshooter
     fixer: bool = True                           # ablation: False skips the fixer alone (new formats)
     troubleshooter: bool = True                  # ablation: False skips the troubleshooter alone (known formats)
-    scorer: Scorer | None = None                 # set from `generator` by the caller (model or baseline)
+    scorer: Scorer | None = None                 # None: from `generator` (model: loaded lazily; baseline: none)
     budget: "Budget | None" = None               # token quotas (infra.quota); None = unmetered
     policy: LifecyclePolicy = field(default_factory=LifecyclePolicy.load)
     verify_settings: VerifySettings | None = None  # None: from the schema's x-docassay keywords
     einvoice: str = "use"                        # use | check | ignore: the XML of e-invoices (flows/einvoice.py)
     min_confidence: float | None = None          # target for `verified` fields (None: schema, else the default)
     doubt_repair: bool = False                   # try other readings of doubtful required fields (flows/doubt.py)
+
+    def __post_init__(self) -> None:
+        if self.scorer is None and self.generator == "model":
+            from flows.jobs import LazyModelScorer      # torch loads on the first document that needs it
+            self.scorer = LazyModelScorer()
 
     @property
     def key(self) -> str:

@@ -5,13 +5,27 @@ import json
 import os
 from collections import Counter
 from dataclasses import dataclass, field, fields
+from enum import StrEnum
 from pathlib import Path
 from typing import Iterable
 
 from infra.errors import StorageError
 
-STATUSES = ("passed", "repaired", "reviewed", "corrected", "needs_review", "failed", "quota_exceeded", "error")
-FAILED_STATUSES = ("failed", "error", "quota_exceeded")
+
+class Status(StrEnum):
+    """A row's status (the one list of them; a member is the str written to results.jsonl)."""
+    PASSED = "passed"                  # verified on the first try, every required field verified
+    REPAIRED = "repaired"              # verified after the fixer or troubleshooter changed something
+    REVIEWED = "reviewed"              # a person accepted it (kept by re-runs)
+    CORRECTED = "corrected"            # a person corrected it (kept by re-runs)
+    NEEDS_REVIEW = "needs_review"      # still failing after the attempt budget, or a required field doubtful
+    FAILED = "failed"                  # a row not finished (Row's default)
+    QUOTA_EXCEEDED = "quota_exceeded"  # the token quota could not cover the model call it needed
+    ERROR = "error"                    # the document could not be read (its `error` says why)
+
+
+STATUSES = tuple(s.value for s in Status)
+FAILED_STATUSES = (Status.FAILED.value, Status.ERROR.value, Status.QUOTA_EXCEEDED.value)
 
 
 @dataclass

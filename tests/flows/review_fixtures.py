@@ -19,6 +19,7 @@ def gates_job(**kw) -> Job:
     is pinned to 0, as the lifecycle tests do."""
     if "min_confidence" in {f.name for f in dataclasses.fields(Job)}:
         kw.setdefault("min_confidence", 0.0)
+    kw.setdefault("generator", "baseline")
     return Job(**kw)
 
 

@@ -40,7 +40,7 @@ def test_quota_running_out_midway_stops_model_calls_only(tmp_path: Path, pg_fres
     with open_context(plain) as ctx:             # learn the first formats, unmetered
         # min_confidence 0: the gates alone decide which formats are learned (budgets are under test)
         first = run_batch([str(p) for p in known_docs], Job(schema=schema, rules=rules, settings=plain,
-                                                            min_confidence=0.0), ctx)
+                                                            min_confidence=0.0, generator="baseline"), ctx)
     known_ok = [r.source for r in first if r.status in ("passed", "repaired")]
     assert known_ok, [r.status for r in first]
 
@@ -88,7 +88,8 @@ def test_unmetered_generator_never_touches_the_budget(tmp_path: Path, pg_fresh_d
     docs = write_invoices(tmp_path / "in", n_formats=1, n_docs=1, seed=5)
     settings = _settings(tmp_path, pg_fresh_dsn, quota_user_input_tokens=0)
     budget = QuotaBudget(Database(pg_fresh_dsn), settings, subjects_for(settings))
-    job = Job(schema=SCHEMA, rules=load_rule_pack(RULES), settings=settings, budget=budget)   # baseline: 0 tokens
+    job = Job(schema=SCHEMA, rules=load_rule_pack(RULES), settings=settings, budget=budget,
+              generator="baseline")   # baseline: 0 tokens
     with open_context(settings) as ctx:
         rows = run_batch([str(p) for p in docs], job, ctx)
     assert rows[0].status != "quota_exceeded" and "generate" in rows[0].timings_ms

@@ -26,7 +26,7 @@ def test_drift_is_proposed_after_the_batch(tmp_path: Path, pg_fresh_dsn: str) ->
     # min_confidence 0: the gates alone decide (this test is about when drift is proposed, not
     # confidence; tests/flows/test_trust.py covers the target), as in test_lifecycle.gates_job
     job = Job(schema=header_schema(), settings=settings, policy=lifecycle.LifecyclePolicy(drift_threshold=2),
-              min_confidence=0.0)
+              generator="baseline", min_confidence=0.0)
     assert job.policy.drift_deferred, "the default for batches"
     fmt = make_format(FORMAT_SEED)
     drifted = dataclasses.replace(fmt, style=dataclasses.replace(fmt.style, labels={**fmt.style.labels, **RENAMED}))

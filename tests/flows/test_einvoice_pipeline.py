@@ -23,7 +23,8 @@ RULES = ROOT / "examples/invoices/rules"
 
 def _job(tmp_path: Path, dsn: str, mode: str) -> Job:
     settings = Settings.load(home=tmp_path / f"home-{mode}", db=dsn, concurrency=1)
-    return Job(schema=load_schema(SCHEMA), rules=load_rule_pack(RULES), settings=settings, einvoice=mode)
+    return Job(schema=load_schema(SCHEMA), rules=load_rule_pack(RULES), settings=settings, einvoice=mode,
+               generator="baseline")
 
 
 def _docs(n_formats: int = 2, n_docs: int = 2):

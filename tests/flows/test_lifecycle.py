@@ -57,7 +57,7 @@ def test_life_of_a_format(tmp_path: Path, pg_fresh_dsn: str) -> None:
     # min_confidence 0: the gates alone decide (this test is about the format's life, not confidence;
     # tests/flows/test_trust.py covers learning only above the target)
     job = Job(schema=header_schema(), settings=settings, policy=lifecycle.LifecyclePolicy(drift_threshold=2),
-              min_confidence=0.0)
+              min_confidence=0.0, generator="baseline")
     fmt = make_format(FORMAT_SEED)
     drifted = dataclasses.replace(fmt, style=dataclasses.replace(fmt.style, labels={**fmt.style.labels, **RENAMED}))
     originals = write(tmp_path / "in", fmt, [0, 1, 2])

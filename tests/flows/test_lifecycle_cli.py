@@ -28,7 +28,8 @@ def test_review_and_formats_commands(tmp_path: Path, pg_fresh_dsn: str, capsys) 
     schema_path.write_text(json.dumps(header_schema()))
     settings = Settings.load(home=tmp_path / "home", db=pg_fresh_dsn, concurrency=1)
     policy = lifecycle.LifecyclePolicy(new_format_status="pending_review", pending_may_pass=False)
-    job = Job(schema=header_schema(), settings=settings, policy=policy, min_confidence=0.0)   # the gates decide
+    job = Job(schema=header_schema(), settings=settings, policy=policy, min_confidence=0.0,
+              generator="baseline")   # the gates decide
     docs = write(tmp_path / "in", make_format(FORMAT_SEED), [0, 1])
     with open_context(settings) as ctx:
         rows = run_batch(docs, job, ctx, concurrency=1)

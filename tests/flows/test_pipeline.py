@@ -20,7 +20,8 @@ DATA = ROOT.parent / "shared" / "data"
 
 def _job(tmp_path: Path, dsn: str, **kw) -> Job:
     settings = Settings.load(home=tmp_path / "home", db=dsn, concurrency=2)
-    return Job(schema=load_schema(INVOICE_SCHEMA), rules=load_rule_pack(INVOICE_RULES), settings=settings, **kw)
+    return Job(schema=load_schema(INVOICE_SCHEMA), rules=load_rule_pack(INVOICE_RULES), settings=settings,
+               **{"generator": "baseline", **kw})
 
 
 def _write_synth(folder: Path, n_formats: int, n_docs: int, seed: int = 7) -> list[Path]:

@@ -48,7 +48,7 @@ def write(folder: Path, seeds) -> list[str]:
 
 def job_for(tmp_path: Path, dsn: str, target: float, sch: dict | None = None) -> Job:
     settings = Settings.load(home=tmp_path / "home", db=dsn, concurrency=1)
-    return Job(schema=sch or schema(), settings=settings, min_confidence=target)
+    return Job(schema=sch or schema(), settings=settings, min_confidence=target, generator="baseline")
 
 
 def test_below_the_target_nothing_is_learned(tmp_path: Path, pg_fresh_dsn: str) -> None:
