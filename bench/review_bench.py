@@ -24,14 +24,8 @@ import statistics
 import sys
 import tempfile
 import time
-import uuid
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
-import psycopg
-from psycopg import sql
-from psycopg.conninfo import make_conninfo
 
 from extractors.synth import to_pdf
 from extractors.synth.generator import format_seeds, make_document, make_format
@@ -40,6 +34,7 @@ from flows.batch import load_rule_pack, load_schema
 from flows.pipeline import Job, open_context, process_document
 from flows.results import ResultsWriter
 from infra.config import Settings
+from infra.db.scratch import fresh_database
 
 ROOT = Path(__file__).resolve().parents[1]
 RENAMED = {"invoice_number": "Belegkennung", "issue_date": "Ausgestellt am",
@@ -66,18 +61,6 @@ def _job(settings: Settings) -> Job:
     return Job(schema=load_schema(ROOT / "examples/invoices/schema.json"),
                rules=load_rule_pack(ROOT / "examples/invoices/rules"), settings=settings,
                policy=lifecycle.LifecyclePolicy(drift_threshold=99), generator="baseline")
-
-
-@contextmanager
-def fresh_database(admin_dsn: str) -> Iterator[str]:
-    name = f"review_bench_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(admin_dsn, autocommit=True) as admin:
-        admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-    try:
-        yield make_conninfo(admin_dsn, dbname=name)
-    finally:
-        with psycopg.connect(admin_dsn, autocommit=True) as admin:
-            admin.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
 
 
 def run(formats: int, admin_dsn: str, scratch: Path) -> dict:

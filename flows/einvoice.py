@@ -37,11 +37,12 @@ from extractors.einvoice.model import TERM_TYPES
 from extractors.einvoice.printed import AMOUNT_TOLERANCE, Printed, find_printed, in_order, tokens
 from extractors.fingerprint import fingerprint
 from extractors.instructions.executor import Extraction, execute
-from extractors.instructions.generator import Generation, estimate_tokens, generate
+from extractors.instructions.generator import Generation
 from extractors.instructions.model import Instructions
 from extractors.instructions.repair import fix
 from extractors.spans import DocIndex
 from flows import lifecycle
+from flows.metering import metered_generate
 from flows.results import Row
 from flows.verification import settings_for, verify_record
 from infra import store
@@ -391,24 +392,7 @@ def _aim(gen: Generation, ix: DocIndex, target: dict, printed: set[str], cfg: Ve
 def _generate(ix: DocIndex, job: "Job", row: Row) -> Generation | None:
     """Instructions generated for this page (the job's generator; its tokens reserved on the budget).
     None when the budget refuses the model call."""
-    reservation = None
-    if job.budget is not None:
-        est_in, est_out = estimate_tokens(ix, job.schema, job.scorer)
-        if est_in or est_out:
-            reservation = job.budget.reserve(est_in, est_out)
-            if reservation is None:
-                return None
-    try:
-        gen = generate(ix, job.schema, scorer=job.scorer, produced_by=job.generator)
-    except BaseException:
-        if reservation is not None:
-            reservation.cancel()
-        raise
-    if reservation is not None:
-        reservation.settle(gen.tokens.input, gen.tokens.output)
-    row.model_tokens = {"input": row.model_tokens["input"] + gen.tokens.input,
-                        "output": row.model_tokens["output"] + gen.tokens.output}
-    return gen
+    return metered_generate(ix, job, row)[0]
 
 
 @contextmanager

@@ -29,13 +29,14 @@ from extractors.document import Document
 from extractors.errors import InstructionError, ParseError
 from extractors.fingerprint import fingerprint
 from extractors.instructions.executor import Extraction, execute
-from extractors.instructions.generator import Generation, Scorer, estimate_tokens, generate
+from extractors.instructions.generator import Scorer
 from extractors.instructions.model import Instructions
 from extractors.instructions.repair import Change, RepairResult, fix, troubleshoot
 from extractors.library import FormatLibrary, FormatMatch, schema_key
 from extractors.parsers import parse, read_source
 from extractors.spans import DocIndex
 from flows import doubt, einvoice, lifecycle, trust
+from flows.metering import metered_generate
 from flows.lifecycle import LifecyclePolicy
 from flows.results import Row
 from flows.verification import verify_record
@@ -375,24 +376,10 @@ def _generate_fixed(d: _Doc, job: Job, row: Row, timer: _Timer, check: VerifyFn)
         with timer.stage("verify"):
             d.generated.verdict = check(d.generated.extraction.record, d.generated.extraction)
         return d.generated, None
-    reservation = None
-    if job.budget is not None:
-        est_in, est_out = estimate_tokens(d.ix, job.schema, job.scorer)
-        if est_in or est_out:
-            reservation = job.budget.reserve(est_in, est_out)
-            if reservation is None:
-                return None, job.budget.reason
-    try:
-        with timer.stage("generate"):
-            gen: Generation = generate(d.ix, job.schema, scorer=job.scorer, produced_by=job.generator)
-    except BaseException:
-        if reservation is not None:
-            reservation.cancel()
-        raise
-    if reservation is not None:
-        reservation.settle(gen.tokens.input, gen.tokens.output)
-    row.model_tokens = {"input": row.model_tokens["input"] + gen.tokens.input,
-                        "output": row.model_tokens["output"] + gen.tokens.output}
+    with timer.stage("generate"):
+        gen, refused = metered_generate(d.ix, job, row)
+    if gen is None:
+        return None, refused
     d.extraction = gen.extraction
     with timer.stage("verify"):
         verdict = check(gen.extraction.record, gen.extraction)

@@ -13,15 +13,12 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-import uuid
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
-import psycopg
 import pytest
-from psycopg import sql
-from psycopg.conninfo import make_conninfo
+
+from infra.db.scratch import fresh_database  # noqa: F401  (re-exported: tests import it from here)
 
 TEST_DSN_ENV = "DOCASSAY_TEST_DSN"
 
@@ -44,19 +41,6 @@ def pg_dsn() -> Iterator[str]:
     finally:
         embedded.stop(server.data_dir)
         shutil.rmtree(home, ignore_errors=True)
-
-
-@contextmanager
-def fresh_database(admin_dsn: str) -> Iterator[str]:
-    """A new, empty database on the server of `admin_dsn` (its DSN), dropped on exit."""
-    name = f"t_{uuid.uuid4().hex[:16]}"
-    with psycopg.connect(admin_dsn, autocommit=True) as admin:
-        admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-    try:
-        yield make_conninfo(admin_dsn, dbname=name)
-    finally:
-        with psycopg.connect(admin_dsn, autocommit=True) as admin:
-            admin.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
 
 
 @pytest.fixture
