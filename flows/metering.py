@@ -3,7 +3,8 @@ settled with the true count after (infra.quota), the row's `model_tokens` update
 pipeline's new-format path and by learning a layout from an e-invoice hybrid (flows/einvoice.py)."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from contextlib import nullcontext
+from typing import TYPE_CHECKING, Any
 
 from extractors.instructions.generator import Generation, estimate_tokens, generate
 from extractors.spans import DocIndex
@@ -15,9 +16,11 @@ if TYPE_CHECKING:
 __all__ = ["metered_generate"]
 
 
-def metered_generate(ix: DocIndex, job: "Job", row: Row) -> tuple[Generation | None, str | None]:
+def metered_generate(ix: DocIndex, job: "Job", row: Row, timer: Any = None) -> tuple[Generation | None, str | None]:
     """(instructions generated for this page, None), or (None, the budget's reason) when the token
-    budget refuses the model call; a call that raises gives its reservation back."""
+    budget refuses the model call; a call that raises gives its reservation back. With `timer` (the
+    pipeline's stage timer) the model call alone is timed as the `generate` stage: a refused call
+    has no such stage."""
     reservation = None
     if job.budget is not None:
         est_in, est_out = estimate_tokens(ix, job.schema, job.scorer)
@@ -26,7 +29,8 @@ def metered_generate(ix: DocIndex, job: "Job", row: Row) -> tuple[Generation | N
             if reservation is None:
                 return None, job.budget.reason
     try:
-        gen = generate(ix, job.schema, scorer=job.scorer, produced_by=job.generator)
+        with timer.stage("generate") if timer is not None else nullcontext():
+            gen = generate(ix, job.schema, scorer=job.scorer, produced_by=job.generator)
     except BaseException:
         if reservation is not None:
             reservation.cancel()

@@ -376,8 +376,7 @@ def _generate_fixed(d: _Doc, job: Job, row: Row, timer: _Timer, check: VerifyFn)
         with timer.stage("verify"):
             d.generated.verdict = check(d.generated.extraction.record, d.generated.extraction)
         return d.generated, None
-    with timer.stage("generate"):
-        gen, refused = metered_generate(d.ix, job, row)
+    gen, refused = metered_generate(d.ix, job, row, timer)
     if gen is None:
         return None, refused
     d.extraction = gen.extraction
