@@ -3,13 +3,12 @@ from __future__ import annotations
 
 import os
 import threading
-from pathlib import Path
 from typing import Any, Callable
 
 from extractors.instructions.generator import Scorer
 from flows.batch import load_rule_pack, load_schema
 from flows.einvoice import MODES as EINVOICE_MODES
-from flows.job_options import DEFAULT_GENERATOR, JobOptions
+from flows.job_options import JobOptions
 from flows.pipeline import Job
 from infra.config import Settings
 from infra.errors import ConfigError
