@@ -7,7 +7,8 @@ Prefect parts: the flow run, one task run per document (the task wraps
 `flows.pipeline.process_document`, no caching: the format library is the cache that matters) and
 two artifacts (a table of every document and a summary).
 
-Parameters are plain JSON values (paths, names, numbers), so the same flow serves the CLI, a
+Parameters are plain JSON values (paths, names, numbers; the job options as one `options` object,
+flows/job_options.py), so the same flow serves the CLI, a
 scheduled deployment and a Dask task runner. When the share of failed documents exceeds
 `max_error_ratio`, the flow run fails after everything was processed and persisted.
 """
@@ -30,7 +31,7 @@ from prefect.futures import wait  # noqa: E402
 
 from flows.extract_batch import (POLL_S, STOP_GRACE_S, BatchFailed, BatchInterrupted, BatchOutcome,
                                  ResultsIncomplete, check_error_ratio, extract_batch)
-from flows.jobs import DEFAULT_GENERATOR, JobOptions
+from flows.job_options import JobOptions
 from flows.outages import Outage, process_with_reconnect
 from flows.pipeline import Job, RunContext
 from flows.results import Row
@@ -58,19 +59,13 @@ def extract_document_in_worker(source: str, opts: JobOptions) -> Row:
 
 
 @flow(name="docassay-extract", persist_result=False, log_prints=False)
-def extract_flow(paths: list[str], schema_path: str, out: str, rules: str | None = None, home: str | None = None,
-                 db: str | None = None, generator: str = DEFAULT_GENERATOR, concurrency: int = 2,
-                 max_error_ratio: float | None = None, quiet: bool = True, project: str | None = None,
-                 user: str | None = None, retry_from: str | None = None, parser: str = "local",
-                 index: str | None = None, model_url: str | None = None, follow_links: bool = False,
-                 overwrite: bool = False, einvoice: str = "use",
-                 min_confidence: float | None = None) -> dict:
+def extract_flow(paths: list[str], out: str, options: dict, max_error_ratio: float | None = None, quiet: bool = True,
+                 retry_from: str | None = None, overwrite: bool = False) -> dict:
     """Extract every document under `paths` (or the rows of `retry_from` that did not end well, and
     the inputs of a killed run that have none) into `out/results.jsonl`; returns the batch summary.
-    An existing results.jsonl is replaced only with `overwrite` or when it is `retry_from`."""
-    opts = JobOptions(schema=schema_path, rules=rules, home=home, db=db, generator=generator, concurrency=concurrency,
-                      project=project, user=user, parser=parser, index=index, model_url=model_url,
-                      follow_links=follow_links, einvoice=einvoice, min_confidence=min_confidence)
+    `options`: the job options as plain JSON (`JobOptions.to_json`). An existing results.jsonl is
+    replaced only with `overwrite` or when it is `retry_from`."""
+    opts = JobOptions.from_json(options)
     return extract_batch(paths, opts, out, dispatch=PrefectDispatch(opts), quiet=quiet,
                          max_error_ratio=max_error_ratio, retry_from=retry_from, artifacts=publish_artifacts,
                          stop=_STOP.get(), overwrite=overwrite)
@@ -137,11 +132,7 @@ def run_extract(paths: list[str], opts: JobOptions, out: Path | str, *, quiet: b
     token = _STOP.set(stop)
     try:
         return extract_flow.with_options(task_runner=runner)(
-            paths=list(paths), schema_path=str(opts.schema), out=str(out), rules=opts.rules and str(opts.rules),
-            home=opts.home and str(opts.home), db=opts.db, generator=opts.generator, concurrency=opts.concurrency,
-            max_error_ratio=max_error_ratio, quiet=quiet, project=opts.project, user=opts.user,
-            retry_from=retry_from and str(retry_from), parser=opts.parser, index=opts.index, model_url=opts.model_url,
-            follow_links=opts.follow_links, overwrite=overwrite, einvoice=opts.einvoice,
-            min_confidence=opts.min_confidence)
+            paths=list(paths), out=str(out), options=opts.to_json(), max_error_ratio=max_error_ratio, quiet=quiet,
+            retry_from=retry_from and str(retry_from), overwrite=overwrite)
     finally:
         _STOP.reset(token)

@@ -56,7 +56,7 @@ from prefect.futures import wait
 from extractors.errors import ParseError
 from extractors.parsers.local_file import open_regular
 from flows.batch import is_document_key
-from flows.jobs import DEFAULT_GENERATOR, JobOptions
+from flows.job_options import JobOptions
 from flows.pipeline import process_document
 from flows.results import Row
 from flows.workers import close as close_context
@@ -81,41 +81,49 @@ class InboxRunFailed(DocassayError):
 
 # --------------------------------------------------------------------------------- configuration
 
+_INBOX_FIELDS = ("after", "lease_s", "settle_s", "max_attempts")
+
+
 @dataclass(frozen=True)
 class InboxSpec:
-    """What an inbox run does: the deployment's parameters (plain JSON values)."""
+    """What an inbox run does: where from, where to, the job options (flows/job_options.py) and
+    how the inbox is worked. `parameters()` is the deployment's parameters (plain JSON values)."""
     inbox: str                          # a folder, or s3://bucket/prefix
-    schema_path: str
     dest: str                           # results: a folder, or s3://bucket/prefix
-    rules: str | None = None
-    home: str | None = None
-    db: str | None = None
-    generator: str = DEFAULT_GENERATOR
-    parser: str = "local"
-    index: str | None = None
-    concurrency: int = 2
+    job: JobOptions
     after: str = "move"                 # move | keep (the ledger alone marks it done)
     lease_s: float = 120.0              # the inbox lease; renewed every lease_s / 4
     settle_s: float = 2.0               # a local file younger than this may still be being written
     max_attempts: int = 3               # runs that may die on one document before it is given up
-    follow_links: bool = False          # read files behind symbolic links (else: a `not_a_file` row)
-    einvoice: str = "use"               # use | check | ignore: the XML of e-invoices (flows/einvoice.py)
-    min_confidence: float | None = None  # target for a field to be `verified` (None: schema's, else the default)
 
     def __post_init__(self) -> None:
+        if not isinstance(self.job, JobOptions):
+            raise ConfigError(f"an inbox's job must be JobOptions, not {type(self.job).__name__}", setting="job")
         if self.after not in AFTER:
             raise ConfigError(f"after must be one of {', '.join(AFTER)}, not {self.after!r}", setting="after")
-        if self.lease_s < 1 or self.max_attempts < 1 or self.concurrency < 1:
+        if self.lease_s < 1 or self.max_attempts < 1 or self.job.concurrency < 1:
             raise ConfigError("lease_s, max_attempts and concurrency must be at least 1", setting="inbox")
 
+    @classmethod
+    def of(cls, inbox: str, dest: str, **options: Any) -> "InboxSpec":
+        """`options`: job options (JobOptions' names) and the inbox's own (after, lease_s, settle_s, max_attempts)."""
+        unknown = sorted(set(options) - set(JobOptions.names()) - set(_INBOX_FIELDS))
+        if unknown:
+            raise ConfigError(f"unknown inbox option(s): {', '.join(unknown)}", setting="inbox")
+        own = {k: options.pop(k) for k in _INBOX_FIELDS if k in options}
+        return cls(inbox=inbox, dest=dest, job=JobOptions(**options), **own)
+
+    @property
+    def concurrency(self) -> int:
+        return self.job.concurrency
+
     def job_options(self) -> JobOptions:
-        return JobOptions(schema=self.schema_path, rules=self.rules, home=self.home, db=self.db,
-                          generator=self.generator, concurrency=self.concurrency, parser=self.parser,
-                          index=self.index, follow_links=self.follow_links, einvoice=self.einvoice,
-                          min_confidence=self.min_confidence)
+        return self.job
 
     def parameters(self) -> dict[str, Any]:
-        return asdict(self)
+        """inbox_flow's parameters: the job options as one plain-JSON `options` object."""
+        return {"inbox": self.inbox, "dest": self.dest, "options": self.job.to_json(),
+                **{k: getattr(self, k) for k in _INBOX_FIELDS}}
 
 
 # -------------------------------------------------------------------------------------- sources
@@ -491,16 +499,12 @@ def _as_tasks(spec: InboxSpec, run_id: str) -> Submit:
 
 
 @flow(name="docassay-inbox", persist_result=False, log_prints=False)
-def inbox_flow(inbox: str, schema_path: str, dest: str, rules: str | None = None, home: str | None = None,
-               db: str | None = None, generator: str = DEFAULT_GENERATOR, parser: str = "local", index: str | None = None,
-               concurrency: int = 2, after: str = "move", lease_s: float = 120.0, settle_s: float = 2.0,
-               max_attempts: int = 3, follow_links: bool = False, einvoice: str = "use",
-               min_confidence: float | None = None) -> dict:
-    """Process what waits in `inbox` (module docstring); returns the run's summary."""
-    spec = InboxSpec(inbox=inbox, schema_path=schema_path, dest=dest, rules=rules, home=home, db=db,
-                     generator=generator, parser=parser, index=index, concurrency=concurrency, after=after,
-                     lease_s=lease_s, settle_s=settle_s, max_attempts=max_attempts, follow_links=follow_links,
-                     einvoice=einvoice, min_confidence=min_confidence)
+def inbox_flow(inbox: str, dest: str, options: dict, after: str = "move", lease_s: float = 120.0,
+               settle_s: float = 2.0, max_attempts: int = 3) -> dict:
+    """Process what waits in `inbox` (module docstring); returns the run's summary. `options`: the
+    job options as plain JSON (`JobOptions.to_json`)."""
+    spec = InboxSpec(inbox=inbox, dest=dest, job=JobOptions.from_json(options), after=after, lease_s=lease_s,
+                     settle_s=settle_s, max_attempts=max_attempts)
     run_id = new_run_id()
     try:
         return run_inbox(spec, run_id=run_id, submit=_as_tasks(spec, run_id)).to_json()

@@ -1,16 +1,15 @@
-"""Build a `Job` from plain options (CLI flags, flow parameters)."""
+"""Build a `Job` from plain options (`flows.job_options.JobOptions`: CLI flags, flow parameters)."""
 from __future__ import annotations
 
 import os
 import threading
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Callable
 
 from extractors.instructions.generator import Scorer
 from flows.batch import load_rule_pack, load_schema
 from flows.einvoice import MODES as EINVOICE_MODES
-from flows.pipeline import DEFAULT_GENERATOR, Job
+from flows.job_options import JobOptions
+from flows.pipeline import Job
 from infra.config import Settings
 from infra.errors import ConfigError
 from infra.quota import QuotaBudget, is_metered
@@ -62,7 +61,7 @@ GENERATORS: dict[str, Callable[[], Scorer | None]] = {
 MODEL_URL_ENV = "DOCASSAY_MODEL_URL"
 
 
-def _scorer(o: "JobOptions") -> Scorer | None:
+def _scorer(o: JobOptions) -> Scorer | None:
     """The generator's scorer; the model on a server when a model URL is given (option or environment)."""
     url = o.model_url or os.environ.get(MODEL_URL_ENV)
     if o.generator == "model" and url:
@@ -76,26 +75,6 @@ PARSERS: dict[str, str | None] = {
     "textract": "textract",            # images and scanned PDFs go to Amazon Textract AnalyzeDocument
 }
 """`--parser` choice -> Settings.ocr_engine override."""
-
-
-@dataclass
-class JobOptions:
-    schema: str | Path
-    rules: str | Path | None = None
-    home: str | Path | None = None
-    db: str | None = None
-    generator: str = DEFAULT_GENERATOR
-    concurrency: int = 2
-    reuse_formats: bool = True
-    repair: bool = True
-    project: str | None = None         # quota identity (None: settings.quota_project / quota_user)
-    user: str | None = None
-    parser: str = "local"              # local | textract (images and scans read by Amazon Textract)
-    index: str | None = None           # format index: None = faiss under home, or s3vectors://bucket/index
-    model_url: str | None = None       # a running `docassay model serve` (None: $DOCASSAY_MODEL_URL, else in-process)
-    follow_links: bool = False         # read inputs behind symbolic links (else they end as `not_a_file` rows)
-    einvoice: str = "use"              # use | check | ignore: the XML of e-invoices (flows/einvoice.py)
-    min_confidence: float | None = None  # target for a field to be `verified` (None: schema's, else the default)
 
 
 def build_job(o: JobOptions) -> Job:

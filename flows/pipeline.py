@@ -36,6 +36,7 @@ from extractors.library import FormatLibrary, FormatMatch, schema_key
 from extractors.parsers import parse, read_source
 from extractors.spans import DocIndex
 from flows import doubt, einvoice, lifecycle, trust
+from flows.job_options import DEFAULT_GENERATOR
 from flows.metering import metered_generate
 from flows.lifecycle import LifecyclePolicy
 from flows.results import Row
@@ -53,10 +54,10 @@ from verifiers.settings import VerifySettings
 __all__ = ["DEFAULT_GENERATOR", "Job", "RunContext", "process_document", "open_context", "DriftQueue",
            "DriftOutcome", "propose_queued_drift"]
 
-DEFAULT_GENERATOR = "model"
-"""The generator of new formats' instructions unless told otherwise (the CLI's `--generator`, `Job`,
-`JobOptions`, `docassay.extract`): the shipped MoE model (a bounded correction of the baseline's
-scores; `infra/model/MODEL_CARD.md` has its figures). `baseline` is label similarity, no model."""
+# DEFAULT_GENERATOR (flows/job_options.py): the generator of new formats' instructions unless told
+# otherwise (the CLI's `--generator`, `Job`, `JobOptions`, `docassay.extract`): the shipped MoE model
+# (a bounded correction of the baseline's scores; `infra/model/MODEL_CARD.md` has its figures).
+# `baseline` is label similarity, no model.
 
 
 @dataclass

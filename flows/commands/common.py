@@ -9,6 +9,7 @@ import sys
 from types import ModuleType
 from typing import Any
 
+from flows.job_options import add_job_options
 from infra.config import Settings
 
 
@@ -34,25 +35,9 @@ def connect(settings: Settings, **kwargs: Any):  # -> psycopg.Connection
 
 
 def add_store_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--home", help="format library, vector index and embedded database "
-                                  "(default: $DOCASSAY_HOME, else ~/.docassay)")
-    p.add_argument("--db", help="PostgreSQL DSN (default: the embedded server under --home)")
+    """--home and --db, as the job options declare them (flows/job_options.py)."""
+    add_job_options(p, names=("home", "db"))
 
 
 def settings_from(args: argparse.Namespace, **extra: object) -> Settings:
     return Settings.load(home=getattr(args, "home", None), db=getattr(args, "db", None), **extra)
-
-
-EINVOICE_MODES = ("use", "check", "ignore")
-
-
-def add_einvoice_option(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--einvoice", choices=EINVOICE_MODES, default="use",
-                   help="e-invoices (Factur-X/ZUGFeRD/XRechnung/UBL XML in a PDF, or a bare .xml): use the XML as the "
-                        "record, check the print against it and learn the layout from it (default); check: read the "
-                        "print and compare it with the XML; ignore: the layout path alone")
-def add_min_confidence(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--min-confidence", type=float, default=None, metavar="P",
-                   help="a record passes only when every required field's calibrated confidence reaches P "
-                        "(0..1; a field's x-docassay min_confidence overrides; default "
-                        "verifiers.confidence.DEFAULT_MIN_CONFIDENCE)")

@@ -12,10 +12,7 @@ import os
 import sys
 from pathlib import Path
 
-from flows.commands.common import add_einvoice_option, add_min_confidence, add_store_options
-
-GENERATORS = ("baseline", "model")
-PARSERS = ("local", "textract")
+from flows.job_options import JobOptions, absolute_path, add_job_options
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -48,16 +45,7 @@ def _inbox_options(p: argparse.ArgumentParser, *, repeat: bool) -> None:
     p.add_argument("--inbox", required=True, action=action, help="folder or s3://bucket/prefix documents arrive in")
     p.add_argument("--dest", required=True, action=action,
                    help="where results go (folder or s3://bucket/prefix): runs/<run>/results.jsonl, documents/<sha256>.json")
-    p.add_argument("--schema", required=True, help="JSON Schema of the record to extract")
-    p.add_argument("--rules", help="SQL rule pack: a .sql file or a folder of them")
-    add_store_options(p)
-    p.add_argument("--index", help="format index: s3vectors://bucket/index (default: faiss under --home)")
-    p.add_argument("--parser", choices=PARSERS, default="local",
-                   help="who reads images and scans: local OCR (default) or Amazon Textract")
-    p.add_argument("--generator", choices=GENERATORS, default="model",
-                   help="how instructions for new formats are written: model (default) or baseline")
-    p.add_argument("--concurrency", type=int, default=2, help="documents processed at once (default 2)")
-    add_einvoice_option(p)
+    add_job_options(p)                                # flows/job_options.py: --schema, --rules, ...
     p.add_argument("--task-runner", default="threads",
                    help="threads (default), dask, dask:N (local cluster of N processes) or tcp://scheduler:port")
     p.add_argument("--after", choices=("move", "keep"), default="move",
@@ -66,15 +54,6 @@ def _inbox_options(p: argparse.ArgumentParser, *, repeat: bool) -> None:
     p.add_argument("--settle-s", type=float, default=2.0,
                    help="leave files younger than this for the next run (still being written)")
     p.add_argument("--max-attempts", type=int, default=3, help="runs that may die on one document before it is given up")
-    p.add_argument("--follow-links", action="store_true",
-                   help="read inbox files behind symbolic links (default: a link ends as a `not_a_file` row)")
-    add_min_confidence(p)
-
-
-def _abs(path: str | None) -> str | None:
-    if not path or str(path).startswith(("s3://", "s3vectors://")):
-        return path
-    return str(Path(path).expanduser().resolve())
 
 
 def _specs(args: argparse.Namespace) -> list:
@@ -85,11 +64,9 @@ def _specs(args: argparse.Namespace) -> list:
         raise _usage(f"give one --dest per --inbox ({len(inboxes)} inboxes, {len(dests)} destinations)")
     if not Path(args.schema).is_file():
         raise _usage(f"schema not found: {args.schema}")
-    return [InboxSpec(inbox=_abs(i), schema_path=_abs(args.schema), dest=_abs(d), rules=_abs(args.rules),
-                      home=_abs(args.home), db=args.db, generator=args.generator, parser=args.parser,
-                      index=_abs(args.index), concurrency=args.concurrency, after=args.after, lease_s=args.lease_s,
-                      settle_s=args.settle_s, max_attempts=args.max_attempts, follow_links=args.follow_links,
-                      einvoice=args.einvoice, min_confidence=args.min_confidence)
+    job = JobOptions.from_args(args).absolute()       # a deployment runs in another working directory
+    return [InboxSpec(inbox=absolute_path(i), dest=absolute_path(d), job=job, after=args.after, lease_s=args.lease_s,
+                      settle_s=args.settle_s, max_attempts=args.max_attempts)
             for i, d in zip(inboxes, dests)]
 
 

@@ -6,6 +6,8 @@
     --overwrite           replace an existing DIR/results.jsonl (refused otherwise) and start afresh
                           instead of resuming the rows a killed run left in DIR
     --project / --user    whose daily token quotas the model calls are charged to (infra/quota.py)
+
+The job options (--schema, --rules, --home, --generator, ...) are flows/job_options.py's one list.
 """
 from __future__ import annotations
 
@@ -14,10 +16,8 @@ import json
 import sys
 from pathlib import Path
 
-from flows.commands.common import add_einvoice_option, add_min_confidence, add_store_options
+from flows.job_options import add_job_options
 from infra.display import printable
-
-GENERATORS = ("baseline", "model")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -25,24 +25,14 @@ def register(sub: argparse._SubParsersAction) -> None:
                        description="Read documents (files, folders, s3://bucket/prefix), match or learn their "
                                    "formats, extract and verify records; write DIR/results.jsonl.")
     p.add_argument("paths", nargs="*", metavar="PATH", help="files or folders (not with --retry-from)")
-    p.add_argument("--schema", required=True, help="JSON Schema of the record to extract")
-    p.add_argument("--rules", help="SQL rule pack: a .sql file or a folder of them")
+    add_job_options(p)                                         # flows/job_options.py: --schema, --rules, ...
     p.add_argument("--out", help="output folder for results.jsonl (required unless --estimate)")
     p.add_argument("--report", action="store_true",
                    help="also write DIR/report.html: the batch summary and every document's pages with its boxes "
                         "(one self-contained offline page; flows/report.py)")
-    add_store_options(p)
-    p.add_argument("--model-url", help="URL of a running `docassay model serve` (default: $DOCASSAY_MODEL_URL, "
-                                       "else the model runs in-process); used by --generator model, the default")
-    p.add_argument("--generator", choices=GENERATORS, default="model",
-                   help="how instructions for new formats are written: the MoE model (default; on the server of "
-                        "--model-url if given, else in-process) or the baseline (label similarity, no model tokens)")
-    p.add_argument("--concurrency", type=int, default=2, help="documents processed at once (default 2)")
     p.add_argument("--max-error-ratio", type=float, default=None,
                    help="fail (exit 1) when more than this share of documents end failed/error/quota_exceeded")
     p.add_argument("--quiet", action="store_true", help="no progress output")
-    p.add_argument("--follow-links", action="store_true",
-                   help="read files and folders behind symbolic links (default: a link ends as a `not_a_file` row)")
     p.add_argument("--estimate", action="store_true",
                    help="report how many documents would need the model and the expected tokens; call nothing")
     p.add_argument("--retry-from", metavar="RESULTS",
@@ -52,13 +42,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--overwrite", action="store_true",
                    help="replace an existing DIR/results.jsonl (without it the run is refused) and do not resume "
                         "the rows a killed run left in DIR")
-    p.add_argument("--project", help="project charged for model tokens (default: $DOCASSAY_QUOTA_PROJECT or 'default')")
-    p.add_argument("--user", help="user charged for model tokens (default: $DOCASSAY_QUOTA_USER or the login name)")
-    p.add_argument("--parser", choices=("local", "textract"), default="local",
-                   help="who reads images and scanned PDFs: the local OCR (default) or Amazon Textract")
-    p.add_argument("--index", help="format index: s3vectors://bucket/index (default: faiss under --home)")
-    add_einvoice_option(p)
-    add_min_confidence(p)
     p.add_argument("--task-runner", default="threads",
                    help="threads (default), dask, dask:N (local cluster of N processes) or tcp://scheduler:port")
     p.add_argument("--orchestrator", choices=("auto", "local", "prefect"), default=None,
@@ -91,15 +74,11 @@ def _run(args: argparse.Namespace) -> int:
         print(f"docassay: error: {usage_error}", file=sys.stderr)
         return 2
     from flows.orchestration import choose
-    from flows.jobs import JobOptions
+    from flows.job_options import JobOptions
     from rules.errors import RulesError
 
     orchestrator = choose(args.orchestrator, args.task_runner)
-    opts = JobOptions(schema=args.schema, rules=args.rules, home=args.home, db=args.db,
-                      generator=args.generator, concurrency=args.concurrency, project=args.project, user=args.user,
-                      model_url=args.model_url, parser=args.parser, index=args.index,
-                      follow_links=args.follow_links, einvoice=args.einvoice,
-                      min_confidence=args.min_confidence)
+    opts = JobOptions.from_args(args)
     out = _out_location(args.out) if args.out else None
     if isinstance(out, Path) and not args.estimate:            # busy or existing output: refused at once
         from flows.output import preflight

@@ -95,8 +95,9 @@ def test_spent_quota_refuses_the_batch_before_it_starts(tmp_path: Path, pg_fresh
     from flows.extract_flow import extract_flow
     from infra.quota import QuotaExceeded
     with pytest.raises(QuotaExceeded):
-        extract_flow.fn(paths=[str(docs[0])], schema_path=SCHEMA, out=str(tmp_path / "out"),
-                        home=str(tmp_path / "home"), db=pg_fresh_dsn, generator="model", user="ada")
+        extract_flow.fn(paths=[str(docs[0])], out=str(tmp_path / "out"),
+                        options={"schema": str(SCHEMA), "home": str(tmp_path / "home"), "db": pg_fresh_dsn,
+                                 "generator": "model", "user": "ada"})
     assert not (tmp_path / "out").exists()
     # Limits above the default are refused as bad usage.
     rc, _, err = _cli(capsys, "quota", "set", "--project", "acme", "--input-tokens", "60000000", *store)

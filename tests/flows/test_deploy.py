@@ -33,7 +33,7 @@ RULES = ROOT / "examples/invoices/rules"
 
 
 def spec(tmp_path: Path, **kw: Any) -> InboxSpec:
-    return InboxSpec(**{"inbox": str(tmp_path / "in"), "schema_path": str(SCHEMA), "dest": str(tmp_path / "out"), **kw})
+    return InboxSpec.of(**{"inbox": str(tmp_path / "in"), "schema": str(SCHEMA), "dest": str(tmp_path / "out"), **kw})
 
 
 # ------------------------------------------------------------------------------------------ fast
@@ -63,7 +63,7 @@ def test_bad_schedules_and_runners_are_refused(tmp_path: Path) -> None:
     with pytest.raises(ConfigError):
         InboxDeployment(spec(tmp_path), cron="every five minutes")
     with pytest.raises(ConfigError):
-        InboxSpec(inbox="x", schema_path="s", dest="d", after="delete")
+        InboxSpec.of(inbox="x", schema="s", dest="d", after="delete")
     with pytest.raises(ConfigError):
         make_task_runner("ray", 2)
     with pytest.raises(ConfigError):

@@ -42,9 +42,9 @@ def drop_invoices(folder: Path, n_formats: int, n_docs: int, seed: int = 21) -> 
 
 
 def make_spec(tmp_path: Path, dsn: str, **kw) -> InboxSpec:
-    base = dict(inbox=str(tmp_path / "inbox"), schema_path=str(SCHEMA), dest=str(tmp_path / "results"),
+    base = dict(inbox=str(tmp_path / "inbox"), schema=str(SCHEMA), dest=str(tmp_path / "results"),
                 rules=str(RULES), home=str(tmp_path / "home"), db=dsn, settle_s=0.0, lease_s=30.0)
-    return InboxSpec(**{**base, **kw})
+    return InboxSpec.of(**{**base, **kw})
 
 
 def reports(dest: Path) -> dict[str, list[dict]]:

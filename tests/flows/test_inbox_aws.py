@@ -62,7 +62,7 @@ def test_aws_inbox_textract_s3vectors_and_results_in_s3(aws: Any, tmp_path: Path
     docs = list(generate(1, 2, kind="invoice", seed=91, split="dev"))
     for sd in docs:
         _scan(aws, sd, f"incoming/{sd.doc_id}.png")
-    spec = InboxSpec(inbox="s3://docs/incoming", schema_path=str(SCHEMA), dest="s3://docs/results", rules=str(RULES),
+    spec = InboxSpec.of(inbox="s3://docs/incoming", schema=str(SCHEMA), dest="s3://docs/results", rules=str(RULES),
                      home=str(tmp_path / "home"), db=pg_fresh_dsn, parser="textract", index=INDEX, settle_s=0)
     s = run_inbox(spec, run_id="aws-1")
     assert s.outcomes == {"processed": 2} and s.reported == 2, s
