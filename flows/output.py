@@ -27,7 +27,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from flows.results import ResultsWriter, Row, row_from_json
+from flows.results import ResultsWriter, Row, rows_from_text
 from infra.errors import ConfigError
 
 __all__ = ["RESULTS", "preflight", "OutputBusy", "OutputExists", "OutputFolder", "Leftover", "read_complete_rows",
@@ -68,15 +68,7 @@ def read_complete_rows(path: Path) -> list[Row]:
     except OSError as exc:
         raise ConfigError(f"cannot read {path}: {exc.strerror or exc}", path=str(path)) from exc
     end = data.rfind(b"\n") + 1
-    rows: list[Row] = []
-    for n, line in enumerate(data[:end].decode("utf-8", errors="replace").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            rows.append(row_from_json(json.loads(line)))
-        except ValueError as exc:
-            raise ConfigError(f"{path} line {n} is not a results row: {exc}", path=str(path), line=n) from exc
-    return rows
+    return rows_from_text(data[:end].decode("utf-8", errors="replace"), path)
 
 
 @dataclass

@@ -9,7 +9,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Iterable
 
-from infra.errors import StorageError
+from infra.errors import ConfigError, StorageError
 
 
 class Status(StrEnum):
@@ -96,6 +96,20 @@ def row_from_json(d: dict) -> Row:
     if not isinstance(d, dict) or not isinstance(d.get("source"), str) or not isinstance(d.get("status"), str):
         raise ValueError("not a results row (needs 'source' and 'status')")
     return Row(**{k: v for k, v in d.items() if k in _ROW_FIELDS})
+
+
+def rows_from_text(text: str, path: Path | str) -> list[Row]:
+    """The rows of results.jsonl text (blank lines skipped); ConfigError naming `path` and the line
+    when a line is not a results row."""
+    rows: list[Row] = []
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            rows.append(row_from_json(json.loads(line)))
+        except ValueError as exc:
+            raise ConfigError(f"{path} line {n} is not a results row: {exc}", path=str(path), line=n) from exc
+    return rows
 
 
 def _clean(message: str, limit: int = 500) -> str:

@@ -8,12 +8,11 @@ a crash loses no document.
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 from flows.output import OutputBusy, is_being_written, leftover_of
-from flows.results import Row, row_from_json
+from flows.results import Row, row_from_json, rows_from_text
 from infra.errors import ConfigError
 
 __all__ = ["RETRY_STATUSES", "RetryPlan", "plan_retry", "row_from_json", "read_rows"]
@@ -35,15 +34,7 @@ def read_rows(path: str | Path) -> list[Row]:
         text = p.read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigError(f"cannot read --retry-from {p}: {exc.strerror or exc}", path=str(p)) from exc
-    rows: list[Row] = []
-    for n, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            rows.append(row_from_json(json.loads(line)))
-        except ValueError as exc:
-            raise ConfigError(f"{p} line {n} is not a results row: {exc}", path=str(p), line=n) from exc
-    return rows
+    return rows_from_text(text, p)
 
 
 def plan_retry(path: str | Path, *, folder_held: bool = False) -> RetryPlan:

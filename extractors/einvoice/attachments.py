@@ -15,7 +15,6 @@ import io
 import logging
 from dataclasses import dataclass, field
 
-from extractors.errors import ParseError
 from extractors.einvoice.xmlsafe import looks_like_xml
 
 __all__ = ["Attachments", "embedded_xml"]
@@ -86,7 +85,10 @@ def embedded_xml(data: bytes, source: str, max_bytes: int) -> Attachments:
             return out                         # the PDF parser reports encryption for the whole document
         specs = _specs(reader)
     except (PdfReadError, ValueError, KeyError, TypeError, AttributeError, OSError) as exc:
-        raise ParseError(f"cannot read the attachments of '{source}': {exc}", kind="corrupt", source=source) from exc
+        # Attachments are a bonus: a PDF whose catalog pypdf cannot walk is still read from its
+        # print (and a truly corrupt one is reported by the PDF parser), so this is no row error.
+        out.skipped.append(f"? (attachments unreadable: {exc})")
+        return out
     seen: set[int] = set()
     for spec in specs[:4 * _MAX_ATTACHMENTS]:
         key = getattr(spec, "idnum", None) or id(spec)

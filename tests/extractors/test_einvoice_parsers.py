@@ -110,3 +110,10 @@ def test_ubl_attached_to_a_pdf_is_read_too() -> None:
     inv = read_pdf(embed_xml(to_pdf(sd), to_ubl(sd.truth), "xrechnung.xml"), "u.pdf")
     assert inv is not None and inv.syntax == "UBL" and inv.attachment == "xrechnung.xml"
     assert inv.terms["BT-112"] == sd.truth["gross_total"]
+
+
+def test_a_pdf_whose_attachments_cannot_be_walked_is_no_e_invoice_and_no_error() -> None:
+    """The print still decides: attachments pypdf cannot read are skipped, not a row error."""
+    from extractors.einvoice.attachments import embedded_xml
+    found = embedded_xml(b"%PDF-1.4\nthis is not a PDF body at all", "odd.pdf", 1 << 20)
+    assert found.xml == [] and found.skipped and "unreadable" in found.skipped[0]

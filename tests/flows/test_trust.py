@@ -11,8 +11,7 @@ import json
 import shutil
 from pathlib import Path
 
-from extractors.synth import to_pdf
-from extractors.synth.generator import make_document, make_format
+from extractors.synth.generator import make_format
 from flows.batch import load_schema, run_batch
 from flows.cli import main as cli
 from flows.pipeline import Job, open_context, process_document
@@ -20,6 +19,7 @@ from flows.results import ResultsWriter
 from flows.retry import plan_retry
 from infra import store
 from infra.config import Settings
+from test_lifecycle import write as write_format
 
 ROOT = Path(__file__).resolve().parents[2]
 FORMAT_SEED = 1946619406                  # a dev-split synthetic format (never a training format)
@@ -35,15 +35,7 @@ def schema(optional_target: float | None = None) -> dict:
 
 
 def write(folder: Path, seeds) -> list[str]:
-    folder.mkdir(parents=True, exist_ok=True)
-    fmt = make_format(FORMAT_SEED)
-    out = []
-    for s in seeds:
-        sd = make_document(fmt, s)
-        p = folder / f"{sd.doc_id}.pdf"
-        p.write_bytes(to_pdf(sd))
-        out.append(str(p))
-    return out
+    return write_format(folder, make_format(FORMAT_SEED), seeds)
 
 
 def job_for(tmp_path: Path, dsn: str, target: float, sch: dict | None = None) -> Job:
