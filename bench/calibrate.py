@@ -41,9 +41,9 @@ from bench.passes import PassSpec, model_available, run_isolated
 from bench.scoring import field_correct, score_items
 from bench.session import Session, SessionConfig
 from bench.splits import HOLDOUT, TUNE, select
-from verifiers.confidence import FAMILIES, Calibrator, Example, ece, load, reliability
-from verifiers.confidence.calibrator import DEFAULT_WEIGHTS
-from verifiers.confidence.decision import DEFAULT_MIN_CONFIDENCE
+from docassay.verifiers.confidence import FAMILIES, Calibrator, Example, ece, load, reliability
+from docassay.verifiers.confidence.calibrator import DEFAULT_WEIGHTS
+from docassay.verifiers.confidence.decision import DEFAULT_MIN_CONFIDENCE
 
 TRAIN_PARTS = ("synth-invoices-train", "synth-receipts-train", f"dev-invoices.{TUNE}", f"dev-receipts.{TUNE}")
 MEASURE_PARTS = ("synth-invoices-unseen", "synth-receipts-unseen", f"dev-invoices.{HOLDOUT}",

@@ -38,10 +38,10 @@ if str(ROOT) not in sys.path:
 from bench.datasets import DEFAULT_DATA, DEV_SETS, BenchDoc, SynthSize, load_set  # noqa: E402
 from bench.scoring import field_correct  # noqa: E402
 from bench.splits import HOLDOUT, SPLITS, TUNE, select  # noqa: E402
-from verifiers.checks import CHECKS, Signal, run_checks  # noqa: E402
-from verifiers.checks.page import doc_text  # noqa: E402
-from verifiers.context import VerifyContext  # noqa: E402
-from verifiers.history import MemoryHistory  # noqa: E402
+from docassay.verifiers.checks import CHECKS, Signal, run_checks  # noqa: E402
+from docassay.verifiers.checks.page import doc_text  # noqa: E402
+from docassay.verifiers.context import VerifyContext  # noqa: E402
+from docassay.verifiers.history import MemoryHistory  # noqa: E402
 
 
 # Checks whose `fail` lands mostly on right values on dev-tune (BENCHMARKS.md): the summary also
@@ -77,11 +77,11 @@ def _snapshot(ctx: VerifyContext) -> VerifyContext:
 
 def capture(set_name: str, docs: list[BenchDoc], scratch: Path, generator: str) -> list[Captured]:
     """Run `docs` as a first batch with the pipeline's verification tapped."""
-    import flows.verification as fv
+    import docassay.flows.verification as fv
     from bench.passes import PassSpec, build_job
     from bench.session import Session, SessionConfig
-    from flows.batch import run_batch
-    from flows.pipeline import open_context
+    from docassay.flows.batch import run_batch
+    from docassay.flows.pipeline import open_context
 
     seen: dict[str, list[VerifyContext]] = defaultdict(list)
     real_verify = fv.verify

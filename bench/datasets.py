@@ -91,7 +91,7 @@ def load_dev(data: Path, set_name: str, *, images: bool = False) -> list[BenchDo
 def write_synth(kind: str, split: str, size: SynthSize, folder: Path) -> list[BenchDoc]:
     """`size.formats` formats of `split` × `size.docs` documents, written to `folder` (PDF for
     invoices, OCR line files for receipts) with their ground truth beside them."""
-    from extractors.synth import format_seeds, make_document, make_format, to_ocr_lines, to_pdf
+    from docassay.extractors.synth import format_seeds, make_document, make_format, to_ocr_lines, to_pdf
 
     folder.mkdir(parents=True, exist_ok=True)
     doc_base = HELD_OUT_DOC_SEED if split == "train" else size.seed * 1_000_003

@@ -41,13 +41,13 @@ RULE = "print_differs_from_einvoice"
 
 
 def _strip(pdf: bytes) -> bytes:
-    from extractors.synth.einvoice import strip_attachments
+    from docassay.extractors.synth.einvoice import strip_attachments
     return strip_attachments(pdf)
 
 
 def _xml_of(pdf: bytes, source: str) -> tuple[str, bytes]:
-    from extractors.einvoice import attachments, read_root
-    from extractors.einvoice.xmlsafe import MAX_XML_BYTES, parse_xml
+    from docassay.extractors.einvoice import attachments, read_root
+    from docassay.extractors.einvoice.xmlsafe import MAX_XML_BYTES, parse_xml
     for name, blob in attachments.embedded_xml(pdf, source, MAX_XML_BYTES).xml:
         if read_root(parse_xml(blob, source)) is not None:
             return name, blob
@@ -55,7 +55,7 @@ def _xml_of(pdf: bytes, source: str) -> tuple[str, bytes]:
 
 
 def _replace_xml(pdf: bytes, xml: bytes, name: str) -> bytes:
-    from extractors.synth.einvoice import embed_xml
+    from docassay.extractors.synth.einvoice import embed_xml
     return embed_xml(_strip(pdf), xml, name)
 
 

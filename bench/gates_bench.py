@@ -25,10 +25,10 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench.scoring import aggregate, score_document  # noqa: E402
-from flows.batch import load_rule_pack, load_schema, run_batch  # noqa: E402
-from flows.lifecycle import LifecyclePolicy  # noqa: E402
-from flows.pipeline import Job, open_context  # noqa: E402
-from infra.config import Settings  # noqa: E402
+from docassay.flows.batch import load_rule_pack, load_schema, run_batch  # noqa: E402
+from docassay.flows.lifecycle import LifecyclePolicy  # noqa: E402
+from docassay.flows.pipeline import Job, open_context  # noqa: E402
+from docassay.infra.config import Settings  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data"
 
@@ -45,7 +45,7 @@ def dev_items(set_name: str, limit: int | None) -> list[tuple[str, str, dict]]:
 
 
 def synth_items(formats: int, docs: int, folder: Path) -> list[tuple[str, str, dict]]:
-    from extractors.synth import generate, to_pdf
+    from docassay.extractors.synth import generate, to_pdf
     folder.mkdir(parents=True, exist_ok=True)
     out = []
     for sd in generate(formats, docs, kind="invoice", seed=0, split="unseen"):

@@ -31,9 +31,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 _PARSE = """
 import sys, json
-from extractors.parsers import parse
-from extractors.errors import ParseError
-from infra.config import Settings
+from docassay.extractors.parsers import parse
+from docassay.extractors.errors import ParseError
+from docassay.infra.config import Settings
 path = sys.argv[1]
 if path == "-":
     print(json.dumps({"outcome": "import only"})); sys.exit(0)
@@ -115,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"| {p.name} | {p.stat().st_size:,} | {rss:.0f} | {wall:.1f} | {outcome.replace('|', '/')} |")
     if not args.skip_batch:
         home = work / "home"
-        cmd = [sys.executable, "-m", "flows.cli", "extract", str(work / "in"), "--schema",
+        cmd = [sys.executable, "-m", "docassay.flows.cli", "extract", str(work / "in"), "--schema",
                str(code / "examples/invoices/schema.json"), "--out", str(work / "out"), "--home", str(home),
                "--generator", "baseline", "--concurrency", "2", "--quiet"]
         try:

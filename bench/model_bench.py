@@ -35,9 +35,9 @@ from scoring import field_correct  # noqa: E402
 
 import torch  # noqa: E402
 
-from extractors.instructions.executor import execute  # noqa: E402
-from extractors.instructions.generator import generate  # noqa: E402
-from extractors.spans import DocIndex  # noqa: E402
+from docassay.extractors.instructions.executor import execute  # noqa: E402
+from docassay.extractors.instructions.generator import generate  # noqa: E402
+from docassay.extractors.spans import DocIndex  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data"
 
@@ -52,7 +52,7 @@ def _score(record: dict, truth: dict, fuzzy: bool) -> tuple[int, int]:
 
 
 def synth_sets(formats: int, docs: int, seed: int) -> dict[str, list[list[tuple[DocIndex, dict]]]]:
-    from extractors.synth import generate as synth
+    from docassay.extractors.synth import generate as synth
     out: dict[str, list[list[tuple[DocIndex, dict]]]] = {}
     for kind in ("invoice", "receipt"):
         groups: dict[str, list[tuple[DocIndex, dict]]] = {}
@@ -64,8 +64,8 @@ def synth_sets(formats: int, docs: int, seed: int) -> dict[str, list[list[tuple[
 
 def dev_sets(limit: int | None) -> dict[str, list[tuple[str, DocIndex, dict]]]:
     """(id, document, truth) of the dev invoices and the first `limit` receipts (all with None), by id."""
-    from extractors.parsers import parse
-    from infra.config import Settings
+    from docassay.extractors.parsers import parse
+    from docassay.infra.config import Settings
     settings = Settings.load()
     out: dict[str, list[tuple[str, DocIndex, dict]]] = {"invoice": [], "receipt": []}
     rows = [json.loads(line) for line in (DATA / "manifest.jsonl").read_text().splitlines()]
@@ -178,7 +178,7 @@ def main(argv=None) -> int:
     ap.add_argument("--out", type=Path)
     args = ap.parse_args(argv)
     torch.set_num_threads(args.threads)
-    from extractors.instructions.model_scorer import model_scorer
+    from docassay.extractors.instructions.model_scorer import model_scorer
 
     synth = synth_sets(args.formats, args.docs, args.seed)
     dev = {"invoice": [], "receipt": []} if args.no_dev or not DATA.is_dir() else \

@@ -83,7 +83,7 @@ def score_lines(gt_lines: list[dict], words: list[tuple[str, float, float, float
 WORKER = r"""
 import json, sys, time, resource
 from PIL import Image
-from extractors.parsers import ocr
+from docassay.extractors.parsers import ocr
 items = json.loads(sys.argv[1])
 t = time.perf_counter(); ocr._get_engine("rapidocr"); load_s = time.perf_counter() - t
 out = []

@@ -57,7 +57,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     base = {**os.environ, "PYTHONPATH": str(ROOT), "PREFECT_HOME": str(work / "prefect")}
     base.pop("PREFECT_API_URL", None)
     api = f"http://127.0.0.1:{args.port}/api"
-    cmd = [sys.executable, "-m", "flows.cli", "extract", str(docs), "--schema", str(SCHEMA), "--home", str(home),
+    cmd = [sys.executable, "-m", "docassay.flows.cli", "extract", str(docs), "--schema", str(SCHEMA), "--home", str(home),
            "--generator", "baseline", "--quiet"]
     prefect_bin = Path(sys.executable).parent / "prefect"
     server = None

@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-MODEL_SCORER = "extractors.instructions.model_scorer"
+MODEL_SCORER = "docassay.extractors.instructions.model_scorer"
 
 
 @dataclass(frozen=True)
@@ -116,9 +116,9 @@ def peak_rss_mb() -> float:
 
 
 def build_job(spec: PassSpec):  # -> flows.pipeline.Job
-    from flows.batch import load_rule_pack, load_schema
-    from flows.pipeline import Job
-    from infra.config import Settings
+    from docassay.flows.batch import load_rule_pack, load_schema
+    from docassay.flows.pipeline import Job
+    from docassay.infra.config import Settings
 
     folder = ROOT / "examples" / f"{spec.kind}s"
     settings = Settings.load(home=Path(spec.home), db=spec.dsn, concurrency=1)
@@ -137,8 +137,8 @@ def build_job(spec: PassSpec):  # -> flows.pipeline.Job
 
 def run_pass(spec: PassSpec) -> PassResult:
     """Run the pass here; rows in input order."""
-    from flows.batch import run_batch
-    from flows.pipeline import open_context
+    from docassay.flows.batch import run_batch
+    from docassay.flows.pipeline import open_context
 
     job = build_job(spec)
     Path(spec.home).mkdir(parents=True, exist_ok=True)

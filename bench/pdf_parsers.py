@@ -37,12 +37,12 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from extractors.document import BBox, Line, Word  # noqa: E402
-from extractors.parsers import parse  # noqa: E402
-from extractors.parsers.base import Budget  # noqa: E402
-from extractors.parsers.ocr_lines import read_lines  # noqa: E402
-from extractors.parsers.pdf import PDFIUM_LOCK, _View, page_words  # noqa: E402
-from infra.config import Settings  # noqa: E402
+from docassay.extractors.document import BBox, Line, Word  # noqa: E402
+from docassay.extractors.parsers import parse  # noqa: E402
+from docassay.extractors.parsers.base import Budget  # noqa: E402
+from docassay.extractors.parsers.ocr_lines import read_lines  # noqa: E402
+from docassay.extractors.parsers.pdf import PDFIUM_LOCK, _View, page_words  # noqa: E402
+from docassay.infra.config import Settings  # noqa: E402
 
 RENDER_SCALE = 2.0          # 144 dpi for the ink check
 INK_LEVEL = 128             # grey value below which a pixel is ink
@@ -225,7 +225,7 @@ def bench_ocr(folder: Path, limit: int) -> None:
         print(f"no receipt scans in {folder}")
         return
     t0 = time.perf_counter()
-    from extractors.parsers.ocr import _get_engine
+    from docassay.extractors.parsers.ocr import _get_engine
     _get_engine("rapidocr")
     load_s = time.perf_counter() - t0
     secs, sims, chars, n_lines = [], [], [], []

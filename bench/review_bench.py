@@ -27,14 +27,14 @@ import time
 from pathlib import Path
 
 
-from extractors.synth import to_pdf
-from extractors.synth.generator import format_seeds, make_document, make_format
-from flows import lifecycle, review_actions as ra
-from flows.batch import load_rule_pack, load_schema
-from flows.pipeline import Job, open_context, process_document
-from flows.results import ResultsWriter
-from infra.config import Settings
-from infra.db.scratch import fresh_database
+from docassay.extractors.synth import to_pdf
+from docassay.extractors.synth.generator import format_seeds, make_document, make_format
+from docassay.flows import lifecycle, review_actions as ra
+from docassay.flows.batch import load_rule_pack, load_schema
+from docassay.flows.pipeline import Job, open_context, process_document
+from docassay.flows.results import ResultsWriter
+from docassay.infra.config import Settings
+from docassay.infra.db.scratch import fresh_database
 
 ROOT = Path(__file__).resolve().parents[1]
 RENAMED = {"invoice_number": "Belegkennung", "issue_date": "Ausgestellt am",
@@ -117,9 +117,9 @@ def run(formats: int, admin_dsn: str, scratch: Path) -> dict:
 def _speed(settings: Settings, job: Job, ctx, rows: list, scratch: Path) -> dict:
     from starlette.testclient import TestClient
 
-    from flows.report import write_report
-    from flows.review_app.app import AppConfig, create_app
-    from flows.review_app.security import SecurityConfig
+    from docassay.flows.report import write_report
+    from docassay.flows.review_app.app import AppConfig, create_app
+    from docassay.flows.review_app.security import SecurityConfig
     client = TestClient(create_app(AppConfig(settings=settings, job=job, security=SecurityConfig()), ctx),
                         base_url="http://127.0.0.1:8790")
     shas = [r.sha256 for r in rows if r.sha256][:20]
@@ -164,7 +164,7 @@ def main(argv=None) -> int:
         server = None
         dsn = args.db
         if dsn is None:
-            from infra.db import embedded
+            from docassay.infra.db import embedded
             server = embedded.ensure_running(data_dir=scratch / "pg")
             dsn = server.dsn
         try:
@@ -173,7 +173,7 @@ def main(argv=None) -> int:
             res["wall_s"] = round(time.perf_counter() - t, 1)
         finally:
             if server is not None:
-                from infra.db import embedded
+                from docassay.infra.db import embedded
                 embedded.stop(server.data_dir)
     print(json.dumps(res, indent=1))
     return 0

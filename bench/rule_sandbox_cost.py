@@ -17,8 +17,8 @@ from pathlib import Path
 
 import psycopg
 
-from infra.db import embedded
-from rules import load_rules, run_rules
+from docassay.infra.db import embedded
+from docassay.rules import load_rules, run_rules
 
 ROOT = Path(__file__).resolve().parents[1]
 RECORD = {"invoice_number": "471102", "issue_date": "2024-03-01", "net_total": 100.0, "tax_total": 19.0,

@@ -26,9 +26,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--home", type=Path)
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
     args = ap.parse_args(argv)
-    from infra.config import Settings
-    from infra.db import connect, embedded
-    from rules import load_rules, relation_schema, run_rules, runner
+    from docassay.infra.config import Settings
+    from docassay.infra.db import connect, embedded
+    from docassay.rules import load_rules, relation_schema, run_rules, runner
 
     home = args.home or Path(tempfile.mkdtemp(prefix="docassay-rules-bench-"))
     schema = json.loads(SCHEMA.read_text())

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 from typing import Any, Iterable, Mapping
 
-from extractors.normalize import fold
+from docassay.extractors.normalize import fold
 
 NUM_TOL = 0.011
 FUZZY = 0.85

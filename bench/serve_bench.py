@@ -52,8 +52,8 @@ class Load:
     threads: list = field(default_factory=list)
 
     def start(self) -> "Load":
-        from infra.serve.client import ModelClient
-        from infra.serve.errors import ServeError
+        from docassay.infra.serve.client import ModelClient
+        from docassay.infra.serve.errors import ServeError
 
         def run(seed: int) -> None:
             rng = random.Random(seed)
@@ -79,13 +79,13 @@ class Load:
 
 
 def _docs() -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    from extractors.instructions import baseline
-    from extractors.instructions.generator import detect_locale, schema_fields
-    from extractors.instructions.model_features import featurize
-    from extractors.instructions.proposals import propose
-    from extractors.parsers import parse
-    from extractors.spans import DocIndex
-    from flows.batch import collect_sources, ground_truth_sidecar
+    from docassay.extractors.instructions import baseline
+    from docassay.extractors.instructions.generator import detect_locale, schema_fields
+    from docassay.extractors.instructions.model_features import featurize
+    from docassay.extractors.instructions.proposals import propose
+    from docassay.extractors.parsers import parse
+    from docassay.extractors.spans import DocIndex
+    from docassay.flows.batch import collect_sources, ground_truth_sidecar
 
     out = []
     for kind in ("invoices", "receipts"):
@@ -103,10 +103,10 @@ def _docs() -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
 
 
 def _weights(args: argparse.Namespace, tmp: Path) -> tuple[Path, str]:
-    from extractors.instructions.model_features import FEATURE_VERSION, N_BUCKETS, N_NUMERIC
-    from extractors.instructions.model_scorer import DEFAULT_WEIGHTS
-    from infra.model.checkpoint import save
-    from infra.model.moe import MoEConfig, ProposalRanker
+    from docassay.extractors.instructions.model_features import FEATURE_VERSION, N_BUCKETS, N_NUMERIC
+    from docassay.extractors.instructions.model_scorer import DEFAULT_WEIGHTS
+    from docassay.infra.model.checkpoint import save
+    from docassay.infra.model.moe import MoEConfig, ProposalRanker
 
     if args.weights:
         return Path(args.weights), f"{args.weights}"
@@ -122,7 +122,7 @@ def _weights(args: argparse.Namespace, tmp: Path) -> tuple[Path, str]:
 
 @torch.no_grad()
 def _reference(weights: Path, docs) -> list[np.ndarray]:
-    from infra.model.checkpoint import load
+    from docassay.infra.model.checkpoint import load
     model, _ = load(weights)
     torch.set_num_threads(1)
     out = []
@@ -204,7 +204,7 @@ def scale_sequence(srv, docs, refs, args) -> dict:
 
 
 def restarts(weights: Path, log_dir: Path, srv) -> tuple[list[dict], object]:
-    from infra.serve.process import ServerProcess
+    from docassay.infra.serve.process import ServerProcess
     rows = []
     current = srv
     for k in SEQUENCE:
@@ -292,7 +292,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--label", default="", help="a heading for this run (and the suffix of its .json)")
     args = p.parse_args(argv)
     parts = set(args.parts.split(","))
-    from infra.serve.process import ServerProcess
+    from docassay.infra.serve.process import ServerProcess
 
     with tempfile.TemporaryDirectory(prefix="serve-bench-") as tmp:
         tmp = Path(tmp)

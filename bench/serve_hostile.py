@@ -57,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     code = args.code.resolve()
     sys.path.insert(0, str(code))
-    from infra.serve.process import ServerProcess
+    from docassay.infra.serve.process import ServerProcess
 
     log = Path("/tmp/docassay-serve-hostile.log")
     srv = ServerProcess(code / "infra/model/weights/moe.pt", max_ranks=1, ranks=1, token=TOKEN, log=log,

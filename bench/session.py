@@ -90,7 +90,7 @@ class Session:
                 pass                             # best effort: the databases are named bench_*
         self._databases.clear()
         if self._server is not None:
-            from infra.db import embedded
+            from docassay.infra.db import embedded
             embedded.stop(self._server.data_dir)
             self._server = None
         if self._own_scratch and not self.config.keep:
@@ -102,7 +102,7 @@ class Session:
             if self.config.db:
                 self._admin_dsn = self.config.db
             else:
-                from infra.db import embedded
+                from docassay.infra.db import embedded
                 self._server = embedded.ensure_running(data_dir=self.scratch / "pg")
                 self._admin_dsn = self._server.dsn
         return self._admin_dsn

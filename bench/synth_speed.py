@@ -11,7 +11,7 @@ import argparse
 import time
 from concurrent.futures import ProcessPoolExecutor
 
-from extractors.synth import generate, to_pdf, to_png
+from docassay.extractors.synth import generate, to_pdf, to_png
 
 
 def _count(args: tuple[int, int, str, int]) -> int:

@@ -49,8 +49,8 @@ RULES = ROOT / "examples" / "invoices" / "rules"
 I2D_BIN = ROOT / "bench" / ".venv-i2d" / "bin" / "invoice2data"
 PARSE_FLOOR = """
 import sys, json
-from extractors.parsers import parse
-from infra.config import Settings
+from docassay.extractors.parsers import parse
+from docassay.infra.config import Settings
 s = Settings.load()
 files = json.load(open(sys.argv[1]))
 for f in files:
@@ -167,7 +167,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     docs.mkdir()
     for p in pdfs:                                   # symlinks: the CLI reads folders, not lists
         (docs / Path(p).name).symlink_to(p)
-    cli = [py, "-m", "flows.cli"]
+    cli = [py, "-m", "docassay.flows.cli"]
     extract = [*cli, "extract", "--schema", str(SCHEMA), "--rules", str(RULES), "--home", str(home),
                "--generator", args.generator, "--quiet"]
     results: dict[str, Figures] = {}

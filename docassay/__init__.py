@@ -29,10 +29,21 @@ scores a document, Prefect never on this path) loads on first use of a name.
 """
 from __future__ import annotations
 
+import os as _os
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from infra.errors import ConfigError, DatabaseError, DocassayError, StorageError
+# The repository keeps the product's folders at its root (extractors/, flows/, infra/, rules/,
+# verifiers/); the wheel installs them as docassay.extractors, ... (setup.py's package_dir). Run from
+# a source tree (a checkout on sys.path, tests, bench), the same names resolve to those folders: the
+# parent of this package joins its search path when it is that tree. Only `docassay.` names are used.
+_SOURCE_TREE = _os.path.dirname(_os.path.dirname(_os.path.abspath(__file__)))
+if (not _os.path.isdir(_os.path.join(_os.path.dirname(__file__), "flows"))
+        and _os.path.isfile(_os.path.join(_SOURCE_TREE, "pyproject.toml"))
+        and _os.path.isdir(_os.path.join(_SOURCE_TREE, "flows"))):
+    __path__.append(_SOURCE_TREE)  # type: ignore[name-defined]
+
+from docassay.infra.errors import ConfigError, DatabaseError, DocassayError, StorageError
 
 __all__ = [
     "BatchFailed",
@@ -57,39 +68,39 @@ __all__ = [
 
 _LAZY: dict[str, str] = {
     "extract": "docassay._api",
-    "Job": "flows.pipeline",
-    "JobOptions": "flows.jobs",
-    "Row": "flows.results",
-    "Status": "flows.results",
-    "BatchFailed": "flows.extract_batch",
-    "BatchInterrupted": "flows.extract_batch",
-    "ResultsIncomplete": "flows.extract_batch",
-    "OutputExists": "flows.output",
-    "QuotaExceeded": "infra.quota",
-    "ParseError": "extractors.errors",
-    "RulesError": "rules.errors",
-    "VerifyError": "verifiers.errors",
+    "Job": "docassay.flows.pipeline",
+    "JobOptions": "docassay.flows.jobs",
+    "Row": "docassay.flows.results",
+    "Status": "docassay.flows.results",
+    "BatchFailed": "docassay.flows.extract_batch",
+    "BatchInterrupted": "docassay.flows.extract_batch",
+    "ResultsIncomplete": "docassay.flows.extract_batch",
+    "OutputExists": "docassay.flows.output",
+    "QuotaExceeded": "docassay.infra.quota",
+    "ParseError": "docassay.extractors.errors",
+    "RulesError": "docassay.rules.errors",
+    "VerifyError": "docassay.verifiers.errors",
 }
 """Public name -> the module that defines it (imported on first use)."""
 
 if TYPE_CHECKING:
     from docassay._api import extract
-    from extractors.errors import ParseError
-    from flows.extract_batch import BatchFailed, BatchInterrupted, ResultsIncomplete
-    from flows.jobs import JobOptions
-    from flows.output import OutputExists
-    from flows.pipeline import Job
-    from flows.results import Row, Status
-    from infra.quota import QuotaExceeded
-    from rules.errors import RulesError
-    from verifiers.errors import VerifyError
+    from docassay.extractors.errors import ParseError
+    from docassay.flows.extract_batch import BatchFailed, BatchInterrupted, ResultsIncomplete
+    from docassay.flows.jobs import JobOptions
+    from docassay.flows.output import OutputExists
+    from docassay.flows.pipeline import Job
+    from docassay.flows.results import Row, Status
+    from docassay.infra.quota import QuotaExceeded
+    from docassay.rules.errors import RulesError
+    from docassay.verifiers.errors import VerifyError
 
     __version__: str
 
 
 def __getattr__(name: str) -> Any:
     if name == "__version__":
-        from flows.cli import version      # installed metadata, else pyproject.toml: as `docassay --version`
+        from docassay.flows.cli import version      # installed metadata, else pyproject.toml: as `docassay --version`
         value: Any = version()
     elif name in _LAZY:
         value = getattr(import_module(_LAZY[name]), name)

@@ -17,10 +17,10 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Union
 
-from flows.job_options import DEFAULT_CONCURRENCY, JobOptions
+from docassay.flows.job_options import DEFAULT_CONCURRENCY, JobOptions
 
 if TYPE_CHECKING:
-    from flows.results import Row
+    from docassay.flows.results import Row
 
 PathArg = Union[str, "os.PathLike[str]"]
 
@@ -47,11 +47,11 @@ def extract(paths: PathArg | Iterable[PathArg], *, out: PathArg | None = None, m
     (more than `max_error_ratio` of the documents failed; all rows were written first). A document
     that cannot be read is not raised: it is its row's `error`. An unknown keyword is a TypeError.
     """
-    from flows.commands.extract import _close_budget, _preflight   # the CLI's pre-flight, not a copy
-    from flows.extract_batch import ThreadDispatch, extract_batch_outcome
-    from flows.results_store import is_remote
-    from infra.db import embedded
-    from infra.errors import ConfigError
+    from docassay.flows.commands.extract import _close_budget, _preflight   # the CLI's pre-flight, not a copy
+    from docassay.flows.extract_batch import ThreadDispatch, extract_batch_outcome
+    from docassay.flows.results_store import is_remote
+    from docassay.infra.db import embedded
+    from docassay.infra.errors import ConfigError
 
     unknown = sorted(set(options) - set(JobOptions.names()))
     if unknown:
@@ -69,7 +69,7 @@ def extract(paths: PathArg | Iterable[PathArg], *, out: PathArg | None = None, m
                           setting="max_error_ratio")
     target = os.fspath(out) if out is not None else None
     if target is not None and not is_remote(target):
-        from flows.output import preflight
+        from docassay.flows.output import preflight
         preflight(Path(target), overwrite=overwrite, replaces=None)     # busy or existing output: refused at once
     with embedded.command_scope():     # as a CLI command: an embedded server this call started stops with it
         job = _preflight(opts)

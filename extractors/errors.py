@@ -8,7 +8,7 @@
 """
 from __future__ import annotations
 
-from infra.errors import DocassayError
+from docassay.infra.errors import DocassayError
 
 
 class ParseError(DocassayError):

@@ -64,8 +64,8 @@ from typing import Iterator
 
 import numpy as np
 
-from extractors.document import Document, Page
-from extractors.errors import ParseError
+from docassay.extractors.document import Document, Page
+from docassay.extractors.errors import ParseError
 
 __all__ = ["FingerprintConfig", "DEFAULT_CONFIG", "fingerprint", "fingerprint_groups", "similarity",
            "token_kind", "GROUPS"]

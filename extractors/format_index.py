@@ -40,7 +40,7 @@ from typing import Any, Callable, Mapping, Union
 import faiss
 import numpy as np
 
-from infra.errors import ConfigError
+from docassay.infra.errors import ConfigError
 
 __all__ = ["Match", "Filter", "FormatIndexBase", "FormatIndex", "matches_filter", "INDEX_FILE"]
 

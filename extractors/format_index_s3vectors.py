@@ -32,8 +32,8 @@ from typing import Any, Iterator, Mapping
 
 import numpy as np
 
-from extractors.format_index import Filter, FormatIndexBase, Match
-from infra.errors import ConfigError, StorageError
+from docassay.extractors.format_index import Filter, FormatIndexBase, Match
+from docassay.infra.errors import ConfigError, StorageError
 
 __all__ = ["S3VectorsFormatIndex", "parse_s3vectors_url", "MAX_TOP_K", "SCHEME"]
 
@@ -68,7 +68,7 @@ class S3VectorsFormatIndex(FormatIndexBase):
         from botocore.exceptions import BotoCoreError, ClientError   # boto3 is optional: only this backend needs it
         self._aws_errors = (ClientError, BotoCoreError)
         if client is None:
-            from infra.aws import client as aws_client
+            from docassay.infra.aws import client as aws_client
             client = aws_client("s3vectors")
         self.client = client
         self.bucket, self.index = bucket, index

@@ -22,10 +22,10 @@ from typing import Callable, Mapping
 import numpy as np
 import psycopg
 
-from extractors.format_index import FormatIndex, FormatIndexBase
-from extractors.instructions.model import Instructions
-from infra import store
-from infra.config import Settings
+from docassay.extractors.format_index import FormatIndex, FormatIndexBase
+from docassay.extractors.instructions.model import Instructions
+from docassay.infra import store
+from docassay.infra.config import Settings
 
 SCHEME = "s3vectors://"
 
@@ -106,7 +106,7 @@ class FormatLibrary:
         """The library whose index is `index`: `s3vectors://bucket/index` (Amazon S3 Vectors), a
         folder (faiss), or None for faiss under `home/index`."""
         if index and index.startswith(SCHEME):
-            from extractors.format_index_s3vectors import S3VectorsFormatIndex   # boto3 only when asked
+            from docassay.extractors.format_index_s3vectors import S3VectorsFormatIndex   # boto3 only when asked
             return cls(S3VectorsFormatIndex.from_url(index))
         return cls(FormatIndex(Path(index) if index else Path(home) / "index"))
 
@@ -114,7 +114,7 @@ class FormatLibrary:
     def from_settings(cls, settings: Settings) -> "FormatLibrary":
         """The library of `settings`, its learning claimed in the configured database."""
         lib = cls.open(settings.home, settings.index)
-        from infra.db import Database
+        from docassay.infra.db import Database
         lib.learn_lock = LearnLock(lambda: Database.from_settings(settings).connect())
         return lib
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from statistics import median
 from typing import Sequence
 
-from extractors.document import BBox, Cell, Line, Page, Table, Word
+from docassay.extractors.document import BBox, Cell, Line, Page, Table, Word
 
 __all__ = ["detect_tables", "line_segments", "Segment", "MIN_COLUMNS", "MIN_ROWS"]
 

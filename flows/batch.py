@@ -13,11 +13,11 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import jsonschema
 
-from flows.pipeline import Job, RunContext, process_document
-from flows.progress import Progress
-from flows.results import ResultsWriter, Row
-from infra.errors import ConfigError
-from verifiers.schema_refs import SchemaRefError, bundle
+from docassay.flows.pipeline import Job, RunContext, process_document
+from docassay.flows.progress import Progress
+from docassay.flows.results import ResultsWriter, Row
+from docassay.infra.errors import ConfigError
+from docassay.verifiers.schema_refs import SchemaRefError, bundle
 
 __all__ = ["collect_sources", "load_schema", "load_rule_pack", "run_batch", "SKIP_NAMES", "is_document_key",
            "s3_sources"]
@@ -93,7 +93,7 @@ def is_document_key(key: str, keys: set[str]) -> bool:
 def s3_sources(url: str) -> list[str]:
     """`s3://bucket/key` of one object as given; a prefix expanded to the documents under it
     (sorted; hidden keys, sidecars and ground truth skipped, as for folders)."""
-    from infra.s3 import S3ObjectStore, parse_s3_url    # boto3 only for S3 inputs
+    from docassay.infra.s3 import S3ObjectStore, parse_s3_url    # boto3 only for S3 inputs
     bucket, key = parse_s3_url(url)
     if key and not key.endswith("/") and S3ObjectStore(bucket).exists(key):
         return [url]
@@ -127,7 +127,7 @@ def load_schema(path: str | Path, *, ref_dirs: Sequence[str | Path] = ()) -> dic
 def load_rule_pack(path: str | Path | None) -> list:
     if not path:
         return []
-    from rules.loader import load_rules
+    from docassay.rules.loader import load_rules
     return load_rules(path)
 
 

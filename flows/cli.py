@@ -11,8 +11,8 @@ import argparse
 import sys
 from typing import Sequence
 
-from flows.commands import REGISTRY
-from infra.errors import ConfigError, DocassayError
+from docassay.flows.commands import REGISTRY
+from docassay.infra.errors import ConfigError, DocassayError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -45,7 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    from infra.db import embedded
+    from docassay.infra.db import embedded
     try:
         with embedded.command_scope():      # an embedded server this command started stops with it
             return int(args.run(args) or EXIT_OK)

@@ -24,9 +24,9 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from flows.inbox import InboxSpec, inbox_flow
-from flows.runners import make_task_runner
-from infra.errors import ConfigError
+from docassay.flows.inbox import InboxSpec, inbox_flow
+from docassay.flows.runners import make_task_runner
+from docassay.infra.errors import ConfigError
 
 __all__ = ["InboxDeployment", "to_runner_deployment", "serve", "run_once", "deployment_name", "FLOW_NAME"]
 

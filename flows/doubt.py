@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from typing import Callable
 
-from extractors.instructions.executor import Extraction
-from extractors.instructions.repair import Change, RepairResult
-from verifiers.result import Verification
+from docassay.extractors.instructions.executor import Extraction
+from docassay.extractors.instructions.repair import Change, RepairResult
+from docassay.verifiers.result import Verification
 
 __all__ = ["resolve", "MAX_ALTERNATIVES"]
 

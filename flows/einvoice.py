@@ -30,31 +30,31 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator, Mapping
 
-from extractors import einvoice as ei
-from extractors.document import Document
-from extractors.einvoice.mapping import FieldMap, Mapped, map_record
-from extractors.einvoice.model import TERM_TYPES
-from extractors.einvoice.printed import AMOUNT_TOLERANCE, Printed, find_printed, in_order, tokens
-from extractors.fingerprint import fingerprint
-from extractors.instructions.executor import Extraction, execute
-from extractors.instructions.generator import Generation
-from extractors.instructions.model import Instructions
-from extractors.instructions.repair import fix
-from extractors.spans import DocIndex
-from flows import lifecycle
-from flows.metering import metered_generate
-from flows.results import Row
-from flows.verification import settings_for, verify_record
-from infra import store
-from infra.errors import ConfigError
-from verifiers.gates import consistency
-from verifiers.history import DbHistory
-from verifiers.result import GateResult, Violation
-from verifiers.settings import VerifySettings
-from verifiers.tolerance import matches
+from docassay.extractors import einvoice as ei
+from docassay.extractors.document import Document
+from docassay.extractors.einvoice.mapping import FieldMap, Mapped, map_record
+from docassay.extractors.einvoice.model import TERM_TYPES
+from docassay.extractors.einvoice.printed import AMOUNT_TOLERANCE, Printed, find_printed, in_order, tokens
+from docassay.extractors.fingerprint import fingerprint
+from docassay.extractors.instructions.executor import Extraction, execute
+from docassay.extractors.instructions.generator import Generation
+from docassay.extractors.instructions.model import Instructions
+from docassay.extractors.instructions.repair import fix
+from docassay.extractors.spans import DocIndex
+from docassay.flows import lifecycle
+from docassay.flows.metering import metered_generate
+from docassay.flows.results import Row
+from docassay.flows.verification import settings_for, verify_record
+from docassay.infra import store
+from docassay.infra.errors import ConfigError
+from docassay.verifiers.gates import consistency
+from docassay.verifiers.history import DbHistory
+from docassay.verifiers.result import GateResult, Violation
+from docassay.verifiers.settings import VerifySettings
+from docassay.verifiers.tolerance import matches
 
 if TYPE_CHECKING:
-    from flows.pipeline import Job, RunContext
+    from docassay.flows.pipeline import Job, RunContext
 
 __all__ = ["MODES", "DEFAULT_MODE", "GATE", "RULE", "Found", "detect", "finish_standalone", "use_hybrid",
            "check_row", "FIX_ATTEMPTS"]
@@ -312,7 +312,7 @@ ITEM_SIMILARITY = 0.6             # an item's printed description matches the XM
 def _items_score(got: object, want: list[dict]) -> float:
     """Share of items the reading gets right (matched one to one: every number it read equal to the
     XML's, its description similar), over the larger of the two counts: 1.0 is complete agreement."""
-    from extractors.normalize import similarity
+    from docassay.extractors.normalize import similarity
     if not isinstance(got, list) or not got:
         return 0.0
     used: set[int] = set()

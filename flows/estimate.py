@@ -15,16 +15,16 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from extractors.document import Document
-from extractors.einvoice import looks_like_xml
-from extractors.errors import ParseError
-from extractors.fingerprint import fingerprint
-from extractors.instructions.generator import estimate_tokens
-from extractors.parsers import parse, read_source
-from extractors.spans import DocIndex
-from flows.pipeline import Job, RunContext
-from infra.errors import DocassayError
-from infra.quota import Usage
+from docassay.extractors.document import Document
+from docassay.extractors.einvoice import looks_like_xml
+from docassay.extractors.errors import ParseError
+from docassay.extractors.fingerprint import fingerprint
+from docassay.extractors.instructions.generator import estimate_tokens
+from docassay.extractors.parsers import parse, read_source
+from docassay.extractors.spans import DocIndex
+from docassay.flows.pipeline import Job, RunContext
+from docassay.infra.errors import DocassayError
+from docassay.infra.quota import Usage
 
 __all__ = ["DocumentEstimate", "Estimate", "estimate_batch"]
 

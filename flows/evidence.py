@@ -18,9 +18,9 @@ import re
 from functools import lru_cache
 from typing import Any, Mapping
 
-from extractors import normalize as norm
-from extractors.labels import COLUMN_LEXICON, LEXICON, fold_label
-from verifiers.evidence import FieldEvidence
+from docassay.extractors import normalize as norm
+from docassay.extractors.labels import COLUMN_LEXICON, LEXICON, fold_label
+from docassay.verifiers.evidence import FieldEvidence
 
 __all__ = ["build_evidence", "value_is_label", "reads_as"]
 

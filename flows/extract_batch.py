@@ -30,19 +30,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator, Protocol
 
-from flows.batch import collect_sources, ground_truth_sidecar
-from flows.jobs import JobOptions, build_job
-from flows.outages import Outage, process_with_reconnect, run_bookkeeping
-from flows.output import OutputFolder
-from flows.pipeline import DriftQueue, Job, RunContext, open_context, propose_queued_drift
-from flows.progress import Progress
-from flows.results import ResultsWriteError, Row, Summary, summarize
-from flows.results_store import is_remote, local_dir, publish
-from flows.retry import plan_retry
-from flows.signals import StopRequest
-from flows.status import record_run_documents
-from infra import store
-from infra.errors import DocassayError, StorageError
+from docassay.flows.batch import collect_sources, ground_truth_sidecar
+from docassay.flows.jobs import JobOptions, build_job
+from docassay.flows.outages import Outage, process_with_reconnect, run_bookkeeping
+from docassay.flows.output import OutputFolder
+from docassay.flows.pipeline import DriftQueue, Job, RunContext, open_context, propose_queued_drift
+from docassay.flows.progress import Progress
+from docassay.flows.results import ResultsWriteError, Row, Summary, summarize
+from docassay.flows.results_store import is_remote, local_dir, publish
+from docassay.flows.retry import plan_retry
+from docassay.flows.signals import StopRequest
+from docassay.flows.status import record_run_documents
+from docassay.infra import store
+from docassay.infra.errors import DocassayError, StorageError
 
 __all__ = ["BatchFailed", "BatchInterrupted", "BatchOutcome", "Dispatch", "ResultsIncomplete", "ThreadDispatch",
            "STOP_GRACE_S", "POLL_S", "check_error_ratio", "extract_batch", "extract_batch_outcome", "run_documents"]

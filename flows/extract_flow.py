@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
-from flows.prefect_env import quiet_prefect
+from docassay.flows.prefect_env import quiet_prefect
 
 quiet_prefect()          # before Prefect is imported: it reads its settings (start-up timeout, log levels) once
 
@@ -29,17 +29,17 @@ from prefect.cache_policies import NO_CACHE  # noqa: E402
 from prefect.context import FlowRunContext  # noqa: E402
 from prefect.futures import wait  # noqa: E402
 
-from flows.extract_batch import (POLL_S, STOP_GRACE_S, BatchFailed, BatchInterrupted, BatchOutcome,
+from docassay.flows.extract_batch import (POLL_S, STOP_GRACE_S, BatchFailed, BatchInterrupted, BatchOutcome,
                                  ResultsIncomplete, check_error_ratio, extract_batch)
-from flows.job_options import JobOptions
-from flows.outages import Outage, process_with_reconnect
-from flows.pipeline import Job, RunContext
-from flows.results import Row
-from flows.runners import is_in_process, make_task_runner
-from flows.signals import StopRequest
-from flows.status import publish_artifacts
-from flows.workers import job_context
-from infra.errors import DocassayError
+from docassay.flows.job_options import JobOptions
+from docassay.flows.outages import Outage, process_with_reconnect
+from docassay.flows.pipeline import Job, RunContext
+from docassay.flows.results import Row
+from docassay.flows.runners import is_in_process, make_task_runner
+from docassay.flows.signals import StopRequest
+from docassay.flows.status import publish_artifacts
+from docassay.flows.workers import job_context
+from docassay.infra.errors import DocassayError
 
 __all__ = ["extract_flow", "BatchOutcome", "BatchFailed", "BatchInterrupted", "PrefectDispatch", "ResultsIncomplete",
            "run_extract", "check_error_ratio"]

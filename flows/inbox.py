@@ -53,17 +53,17 @@ from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 from prefect.futures import wait
 
-from extractors.errors import ParseError
-from extractors.parsers.local_file import open_regular
-from flows.batch import is_document_key
-from flows.job_options import JobOptions
-from flows.pipeline import process_document
-from flows.results import Row
-from flows.workers import close as close_context
-from flows.workers import job_context
-from infra.errors import ConfigError, DocassayError
-from infra.inbox_ledger import InboxLedger
-from infra.objects import ObjectStore
+from docassay.extractors.errors import ParseError
+from docassay.extractors.parsers.local_file import open_regular
+from docassay.flows.batch import is_document_key
+from docassay.flows.job_options import JobOptions
+from docassay.flows.pipeline import process_document
+from docassay.flows.results import Row
+from docassay.flows.workers import close as close_context
+from docassay.flows.workers import job_context
+from docassay.infra.errors import ConfigError, DocassayError
+from docassay.infra.inbox_ledger import InboxLedger
+from docassay.infra.objects import ObjectStore
 
 __all__ = ["InboxSpec", "Entry", "EntryOutcome", "InboxSummary", "Inbox", "FolderInbox", "S3Inbox",
            "run_inbox", "inbox_flow", "handle_entry", "ARCHIVE", "InboxRunFailed"]
@@ -214,7 +214,7 @@ class FolderInbox(Inbox):
 
 class S3Inbox(Inbox):
     def __init__(self, url: str) -> None:
-        from infra.s3 import S3ObjectStore
+        from docassay.infra.s3 import S3ObjectStore
         self.store = S3ObjectStore.from_url(url)
         self.url = self.store.url
 
@@ -239,7 +239,7 @@ class S3Inbox(Inbox):
 
 
 def _valid_key(key: str) -> bool:
-    from infra.objects import check_key
+    from docassay.infra.objects import check_key
     try:
         check_key(key)
         return True

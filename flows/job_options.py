@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from infra.errors import ConfigError
+from docassay.infra.errors import ConfigError
 
 __all__ = ["JobOptions", "Cli", "add_job_options", "GENERATOR_CHOICES", "PARSER_CHOICES", "EINVOICE_CHOICES",
            "DEFAULT_GENERATOR", "DEFAULT_CONCURRENCY"]

@@ -5,18 +5,18 @@ import os
 import threading
 from typing import Any, Callable
 
-from extractors.instructions.generator import Scorer
-from flows.batch import load_rule_pack, load_schema
-from flows.einvoice import MODES as EINVOICE_MODES
-from flows.job_options import JobOptions
-from flows.pipeline import Job
-from infra.config import Settings
-from infra.errors import ConfigError
-from infra.quota import QuotaBudget, is_metered
+from docassay.extractors.instructions.generator import Scorer
+from docassay.flows.batch import load_rule_pack, load_schema
+from docassay.flows.einvoice import MODES as EINVOICE_MODES
+from docassay.flows.job_options import JobOptions
+from docassay.flows.pipeline import Job
+from docassay.infra.config import Settings
+from docassay.infra.errors import ConfigError
+from docassay.infra.quota import QuotaBudget, is_metered
 
 
 def _load_model_scorer() -> Scorer:
-    from extractors.instructions.model_scorer import model_scorer   # the MoE model, loaded once
+    from docassay.extractors.instructions.model_scorer import model_scorer   # the MoE model, loaded once
     return model_scorer()
 
 
@@ -65,7 +65,7 @@ def _scorer(o: JobOptions) -> Scorer | None:
     """The generator's scorer; the model on a server when a model URL is given (option or environment)."""
     url = o.model_url or os.environ.get(MODEL_URL_ENV)
     if o.generator == "model" and url:
-        from flows.remote_scorer import remote_scorer
+        from docassay.flows.remote_scorer import remote_scorer
         return remote_scorer(url)
     return GENERATORS[o.generator]()
 

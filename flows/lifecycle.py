@@ -26,23 +26,23 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from extractors.errors import InstructionError, ParseError
-from extractors.instructions.executor import execute
-from extractors.instructions.model import FieldRule, Instructions
-from extractors.parsers import parse
-from extractors.spans import DocIndex
-from flows.verification import settings_for, verify_record
-from infra import store
-from infra.config import Settings
-from infra.errors import ConfigError, DocassayError
-from infra.objects import ObjectStore
-from verifiers.gates import reference
-from verifiers.gates.reference import GoldenCase, Replay
-from verifiers.history import scope_key, value_key
-from verifiers.result import GateResult
+from docassay.extractors.errors import InstructionError, ParseError
+from docassay.extractors.instructions.executor import execute
+from docassay.extractors.instructions.model import FieldRule, Instructions
+from docassay.extractors.parsers import parse
+from docassay.extractors.spans import DocIndex
+from docassay.flows.verification import settings_for, verify_record
+from docassay.infra import store
+from docassay.infra.config import Settings
+from docassay.infra.errors import ConfigError, DocassayError
+from docassay.infra.objects import ObjectStore
+from docassay.verifiers.gates import reference
+from docassay.verifiers.gates.reference import GoldenCase, Replay
+from docassay.verifiers.history import scope_key, value_key
+from docassay.verifiers.result import GateResult
 
 if TYPE_CHECKING:
-    from flows.pipeline import Job
+    from docassay.flows.pipeline import Job
 
 __all__ = ["LifecyclePolicy", "Proposal", "objects_for", "document_key", "keep_bytes", "merge_instructions",
            "GoldenReplay", "reference_check", "propose_version", "after_outcome", "add_golden_document",

@@ -6,12 +6,12 @@ from __future__ import annotations
 from contextlib import nullcontext
 from typing import TYPE_CHECKING, Any
 
-from extractors.instructions.generator import Generation, estimate_tokens, generate
-from extractors.spans import DocIndex
-from flows.results import Row
+from docassay.extractors.instructions.generator import Generation, estimate_tokens, generate
+from docassay.extractors.spans import DocIndex
+from docassay.flows.results import Row
 
 if TYPE_CHECKING:
-    from flows.pipeline import Job
+    from docassay.flows.pipeline import Job
 
 __all__ = ["metered_generate"]
 

@@ -24,7 +24,7 @@ import os
 import tomllib
 from pathlib import Path
 
-from infra.errors import ConfigError
+from docassay.infra.errors import ConfigError
 
 __all__ = ["ORCHESTRATORS", "ORCHESTRATOR_ENV", "choose", "prefect_api_configured"]
 

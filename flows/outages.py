@@ -26,10 +26,10 @@ from typing import Callable, TypeVar
 import psycopg
 import psycopg.errors
 
-from flows.pipeline import Job, RunContext, process_document
-from flows.results import Row
-from infra.db.errors import MigrationError
-from infra.errors import DatabaseError
+from docassay.flows.pipeline import Job, RunContext, process_document
+from docassay.flows.results import Row
+from docassay.infra.db.errors import MigrationError
+from docassay.infra.errors import DatabaseError
 
 __all__ = ["OutagePolicy", "DEFAULT_OUTAGE", "Outage", "process_with_reconnect", "run_bookkeeping",
            "is_outage"]

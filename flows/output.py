@@ -27,8 +27,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from flows.results import ResultsWriter, Row, rows_from_text
-from infra.errors import ConfigError
+from docassay.flows.results import ResultsWriter, Row, rows_from_text
+from docassay.infra.errors import ConfigError
 
 __all__ = ["RESULTS", "preflight", "OutputBusy", "OutputExists", "OutputFolder", "Leftover", "read_complete_rows",
            "leftover_of", "is_being_written", "partial_path", "run_path", "lock_path"]

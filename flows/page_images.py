@@ -18,10 +18,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from extractors.document import Document
-from extractors.parsers import parse
-from infra.config import Settings
-from infra.objects import LocalObjectStore
+from docassay.extractors.document import Document
+from docassay.extractors.parsers import parse
+from docassay.infra.config import Settings
+from docassay.infra.objects import LocalObjectStore
 
 __all__ = ["PageView", "PageCache", "VIEW_WIDTH", "REPORT_WIDTH", "MAX_WIDTH", "has_image", "page_views", "cache_for",
            "load_bytes"]

@@ -25,31 +25,31 @@ from typing import Any, Callable, Iterator, Mapping, Protocol
 import numpy as np
 import psycopg
 
-from extractors.document import Document
-from extractors.errors import InstructionError, ParseError
-from extractors.fingerprint import fingerprint
-from extractors.instructions.executor import Extraction, execute
-from extractors.instructions.generator import Scorer
-from extractors.instructions.model import Instructions
-from extractors.instructions.repair import Change, RepairResult, fix, troubleshoot
-from extractors.library import FormatLibrary, FormatMatch, schema_key
-from extractors.parsers import parse, read_source
-from extractors.spans import DocIndex
-from flows import doubt, einvoice, lifecycle, trust
-from flows.job_options import DEFAULT_GENERATOR
-from flows.metering import metered_generate
-from flows.lifecycle import LifecyclePolicy
-from flows.results import Row
-from flows.verification import verify_record
-from infra import store
-from infra.config import Settings
-from infra.db import Database
-from infra.errors import DocassayError
-from infra.objects import ObjectStore
-from verifiers.gates import consistency
-from verifiers.history import DbHistory, History
-from verifiers.result import Verification
-from verifiers.settings import VerifySettings
+from docassay.extractors.document import Document
+from docassay.extractors.errors import InstructionError, ParseError
+from docassay.extractors.fingerprint import fingerprint
+from docassay.extractors.instructions.executor import Extraction, execute
+from docassay.extractors.instructions.generator import Scorer
+from docassay.extractors.instructions.model import Instructions
+from docassay.extractors.instructions.repair import Change, RepairResult, fix, troubleshoot
+from docassay.extractors.library import FormatLibrary, FormatMatch, schema_key
+from docassay.extractors.parsers import parse, read_source
+from docassay.extractors.spans import DocIndex
+from docassay.flows import doubt, einvoice, lifecycle, trust
+from docassay.flows.job_options import DEFAULT_GENERATOR
+from docassay.flows.metering import metered_generate
+from docassay.flows.lifecycle import LifecyclePolicy
+from docassay.flows.results import Row
+from docassay.flows.verification import verify_record
+from docassay.infra import store
+from docassay.infra.config import Settings
+from docassay.infra.db import Database
+from docassay.infra.errors import DocassayError
+from docassay.infra.objects import ObjectStore
+from docassay.verifiers.gates import consistency
+from docassay.verifiers.history import DbHistory, History
+from docassay.verifiers.result import Verification
+from docassay.verifiers.settings import VerifySettings
 
 __all__ = ["DEFAULT_GENERATOR", "Job", "RunContext", "process_document", "open_context", "DriftQueue",
            "DriftOutcome", "propose_queued_drift"]
@@ -81,7 +81,7 @@ class Job:
 
     def __post_init__(self) -> None:
         if self.scorer is None and self.generator == "model":
-            from flows.jobs import LazyModelScorer      # torch loads on the first document that needs it
+            from docassay.flows.jobs import LazyModelScorer      # torch loads on the first document that needs it
             self.scorer = LazyModelScorer()
 
     @property

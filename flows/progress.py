@@ -7,8 +7,8 @@ import time
 from collections import Counter
 from typing import TextIO
 
-from flows.results import Row
-from infra.display import printable
+from docassay.flows.results import Row
+from docassay.infra.display import printable
 
 
 class Progress:

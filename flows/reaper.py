@@ -8,7 +8,7 @@ ends, the kernel closes that pipe; the watchdog then gives what still carries th
 `GRACE_S` to exit by itself, terminates it, and kills it after another `GRACE_S`. The embedded
 PostgreSQL is spared: it is shared by design, and infra/db/embedded.py decides when it stops.
 
-    python -m flows.reaper TOKEN PARENT_PID      the watchdog (started by `guard`, reads stdin to EOF)
+    python -m docassay.flows.reaper TOKEN PARENT_PID      the watchdog (started by `guard`, reads stdin to EOF)
 """
 from __future__ import annotations
 
@@ -43,7 +43,7 @@ def guard() -> str:
         env = {k: v for k, v in os.environ.items() if k != TOKEN_ENV}
         root = str(Path(__file__).resolve().parents[1])
         env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
-        subprocess.Popen([sys.executable, "-m", "flows.reaper", token, str(os.getpid())], stdin=read_end,
+        subprocess.Popen([sys.executable, "-m", "docassay.flows.reaper", token, str(os.getpid())], stdin=read_end,
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, start_new_session=True)
         os.close(read_end)
         _started = True                               # write_end stays open until this process ends

@@ -12,9 +12,9 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from extractors.instructions.model_scorer import ModelScorer
-from infra.model.moe import MoEConfig
-from infra.serve.client import ModelClient
+from docassay.extractors.instructions.model_scorer import ModelScorer
+from docassay.infra.model.moe import MoEConfig
+from docassay.infra.serve.client import ModelClient
 
 __all__ = ["RemoteScorer", "remote_scorer"]
 

@@ -23,13 +23,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from extractors.errors import ParseError
-from flows import lifecycle
-from flows.page_images import REPORT_WIDTH, PageCache, cache_for, has_image, load_bytes
-from flows.review_app.templating import environment, page_models
-from flows.review_view import field_states, field_views, item_boxes, reasons
-from infra.config import Settings
-from infra.errors import DocassayError
+from docassay.extractors.errors import ParseError
+from docassay.flows import lifecycle
+from docassay.flows.page_images import REPORT_WIDTH, PageCache, cache_for, has_image, load_bytes
+from docassay.flows.review_app.templating import environment, page_models
+from docassay.flows.review_view import field_states, field_views, item_boxes, reasons
+from docassay.infra.config import Settings
+from docassay.infra.errors import DocassayError
 
 __all__ = ["ReportInfo", "write_report", "summarize_rows", "REPORT_NAME", "JPEG_QUALITY", "CONFIDENCE_BINS",
            "report_for_batch"]
@@ -164,7 +164,7 @@ def report_for_batch(args: Any, out: Path) -> None:
     """`extract --report`: write the report of the batch just run; a report that cannot be written
     is said on stderr and does not change the batch's exit status."""
     import sys
-    from flows.batch import load_schema
+    from docassay.flows.batch import load_schema
     try:
         info = write_report(Path(out) / "results.jsonl", Settings.load(home=args.home, db=args.db),
                             load_schema(args.schema))

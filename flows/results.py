@@ -9,7 +9,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Iterable
 
-from infra.errors import ConfigError, StorageError
+from docassay.infra.errors import ConfigError, StorageError
 
 
 class Status(StrEnum):

@@ -11,8 +11,8 @@ import uuid
 from pathlib import Path
 from typing import Iterable
 
-from flows.results import Row
-from infra.objects import ObjectStore
+from docassay.flows.results import Row
+from docassay.infra.objects import ObjectStore
 
 __all__ = ["is_remote", "local_dir", "publish"]
 

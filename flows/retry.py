@@ -11,9 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from flows.output import OutputBusy, is_being_written, leftover_of
-from flows.results import Row, row_from_json, rows_from_text
-from infra.errors import ConfigError
+from docassay.flows.output import OutputBusy, is_being_written, leftover_of
+from docassay.flows.results import Row, row_from_json, rows_from_text
+from docassay.infra.errors import ConfigError
 
 __all__ = ["RETRY_STATUSES", "RetryPlan", "plan_retry", "row_from_json", "read_rows"]
 

@@ -22,25 +22,25 @@ import json
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Mapping
 
-from extractors.errors import InstructionError, ParseError
-from extractors.fingerprint import fingerprint
-from extractors.instructions.executor import execute
-from extractors.instructions.from_record import instructions_from_record
-from extractors.instructions.model import Instructions, Locale
-from extractors.instructions.model_data import same_value
-from extractors.instructions.values import normalize
-from extractors.parsers import parse
-from extractors.spans import DocIndex
-from flows import lifecycle
-from flows.verification import settings_for, verify_record
-from infra import review_store, store
-from infra.errors import ConfigError, DocassayError
-from verifiers.gates import format as format_gate
-from verifiers.gates.reference import disagreements
-from verifiers.context import VerifyContext
+from docassay.extractors.errors import InstructionError, ParseError
+from docassay.extractors.fingerprint import fingerprint
+from docassay.extractors.instructions.executor import execute
+from docassay.extractors.instructions.from_record import instructions_from_record
+from docassay.extractors.instructions.model import Instructions, Locale
+from docassay.extractors.instructions.model_data import same_value
+from docassay.extractors.instructions.values import normalize
+from docassay.extractors.parsers import parse
+from docassay.extractors.spans import DocIndex
+from docassay.flows import lifecycle
+from docassay.flows.verification import settings_for, verify_record
+from docassay.infra import review_store, store
+from docassay.infra.errors import ConfigError, DocassayError
+from docassay.verifiers.gates import format as format_gate
+from docassay.verifiers.gates.reference import disagreements
+from docassay.verifiers.context import VerifyContext
 
 if TYPE_CHECKING:
-    from flows.pipeline import Job, RunContext
+    from docassay.flows.pipeline import Job, RunContext
 
 __all__ = ["REVIEWABLE", "ReviewError", "Session", "Teaching", "Decision", "accept", "correct", "reject",
            "parse_value", "corrections_from", "teach", "load_document", "locale_of"]

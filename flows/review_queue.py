@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from flows.review_view import doubtful, reasons
-from infra import review_store
+from docassay.flows.review_view import doubtful, reasons
+from docassay.infra import review_store
 
 __all__ = ["QueueFilter", "QueueItem", "build_queue", "WAITING", "MAY_BE_DOUBTFUL", "QUEUE_LIMIT"]
 

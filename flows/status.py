@@ -7,9 +7,9 @@ from typing import Sequence
 
 import psycopg
 
-from flows.results import Row, Summary
-from infra.display import printable
-from infra.run_log import RunDocument, save_run_documents
+from docassay.flows.results import Row, Summary
+from docassay.infra.display import printable
+from docassay.infra.run_log import RunDocument, save_run_documents
 
 __all__ = ["TABLE_KEY", "SUMMARY_KEY", "OK_STATUSES", "record_run_documents", "publish_artifacts",
            "status_table", "problem_lines"]

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from flows.results import Row
-from infra import store
+from docassay.flows.results import Row
+from docassay.infra import store
 
 __all__ = ["REVIEWED", "AUTO_ACCEPTED", "prior_outcome", "keep_review", "mark_duplicate", "golden_worthy",
            "apply_prior", "stored_verification"]

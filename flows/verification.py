@@ -5,15 +5,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Mapping
 
-from flows.evidence import build_evidence
-from verifiers.context import VerifyContext
-from verifiers.history import History
-from verifiers.result import Verification
-from verifiers.settings import VerifySettings
-from verifiers.verify import verify
+from docassay.flows.evidence import build_evidence
+from docassay.verifiers.context import VerifyContext
+from docassay.verifiers.history import History
+from docassay.verifiers.result import Verification
+from docassay.verifiers.settings import VerifySettings
+from docassay.verifiers.verify import verify
 
 if TYPE_CHECKING:
-    from flows.pipeline import Job
+    from docassay.flows.pipeline import Job
 
 __all__ = ["verify_record", "settings_for"]
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 import dataclasses
 import threading
 
-from extractors.library import FormatLibrary
-from flows.jobs import JobOptions, build_job
-from flows.pipeline import Job, RunContext
-from infra.db import Database
+from docassay.extractors.library import FormatLibrary
+from docassay.flows.jobs import JobOptions, build_job
+from docassay.flows.pipeline import Job, RunContext
+from docassay.infra.db import Database
 
 __all__ = ["job_context", "close", "close_all"]
 

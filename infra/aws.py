@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from infra.errors import ConfigError
+from docassay.infra.errors import ConfigError
 
 __all__ = ["client", "default_region", "DEFAULT_REGION"]
 

@@ -10,7 +10,7 @@ import os
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
-from infra.errors import ConfigError
+from docassay.infra.errors import ConfigError
 
 
 def default_home() -> Path:

@@ -27,7 +27,7 @@ from typing import Any, Literal
 
 import psycopg
 
-from infra.db import dump_json, load_json, transact
+from docassay.infra.db import dump_json, load_json, transact
 
 __all__ = ["InboxLedger", "Claim", "ClaimState", "REPORT_BATCH", "SQL"]
 

@@ -16,7 +16,7 @@ from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import Iterator
 
-from infra.errors import ConfigError
+from docassay.infra.errors import ConfigError
 
 __all__ = ["ObjectStore", "LocalObjectStore", "check_key"]
 
@@ -51,7 +51,7 @@ class ObjectStore(ABC):
     def open(url: str | Path) -> "ObjectStore":
         u = str(url)
         if u.startswith("s3://"):
-            from infra.s3 import S3ObjectStore   # optional dependency (boto3)
+            from docassay.infra.s3 import S3ObjectStore   # optional dependency (boto3)
             return S3ObjectStore.from_url(u)
         return LocalObjectStore(Path(u))
 

@@ -40,9 +40,9 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import psycopg
 
-from infra.config import Settings
-from infra.db import Database, transact
-from infra.errors import ConfigError, DatabaseError, DocassayError
+from docassay.infra.config import Settings
+from docassay.infra.db import Database, transact
+from docassay.infra.errors import ConfigError, DatabaseError, DocassayError
 
 __all__ = ["SCOPES", "Subject", "TokenLimit", "QuotaLimits", "Usage", "QuotaExceeded", "QuotaBudget",
            "QuotaReservation", "KEEP", "subjects_for", "default_limit", "limits", "set_limit", "usage",

@@ -13,7 +13,7 @@ from typing import Any, Sequence
 
 import psycopg
 
-from infra.db import load_json, transact
+from docassay.infra.db import load_json, transact
 
 __all__ = ["REVIEW_ACTIONS", "queue", "set_document_format", "recent_runs"]
 

@@ -11,7 +11,7 @@ from typing import Sequence
 
 import psycopg
 
-from infra.db import transact
+from docassay.infra.db import transact
 
 __all__ = ["RunDocument", "save_run_documents", "run_documents", "CHUNK"]
 

@@ -16,9 +16,9 @@ from typing import Any, Iterator
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from infra.aws import client as aws_client
-from infra.errors import ConfigError, StorageError
-from infra.objects import ObjectStore, check_key
+from docassay.infra.aws import client as aws_client
+from docassay.infra.errors import ConfigError, StorageError
+from docassay.infra.objects import ObjectStore, check_key
 
 __all__ = ["S3ObjectStore", "S3Object", "parse_s3_url", "read_url", "is_s3_url"]
 

@@ -13,8 +13,8 @@ from typing import Any
 
 import psycopg
 
-from infra.db import dump_json, load_json, transact
-from infra.db.dsql import is_dsql_host
+from docassay.infra.db import dump_json, load_json, transact
+from docassay.infra.db.dsql import is_dsql_host
 
 __all__ = ["FormatRow", "VersionRow", "HealthRow", "new_format_id", "create_format", "add_version", "active_version",
            "get_format", "first_sighting", "list_formats", "list_versions", "get_version", "set_version_meta", "set_format_status", "set_version_status",

@@ -5,10 +5,10 @@
     check_rules(conn, schema, rules)                       every rule planned over the schema, before a batch
     relation_schema(schema) -> RelationSchema              how the record is seen: `doc` + arrays
 """
-from rules.errors import RuleError, RulesError, SchemaMappingError
-from rules.loader import Rule, Severity, check_statement, load_rules, parse_rules
-from rules.relations import Coercion, Column, Relation, RelationSchema, relation_schema
-from rules.runner import RuleResult, Violation, check_rules, run_rules
+from docassay.rules.errors import RuleError, RulesError, SchemaMappingError
+from docassay.rules.loader import Rule, Severity, check_statement, load_rules, parse_rules
+from docassay.rules.relations import Coercion, Column, Relation, RelationSchema, relation_schema
+from docassay.rules.runner import RuleResult, Violation, check_rules, run_rules
 
 __all__ = [
     "Rule", "Severity", "load_rules", "parse_rules", "check_statement",

@@ -12,7 +12,7 @@ RuleResult with `error` set, so one bad rule never stops a batch.
 """
 from __future__ import annotations
 
-from infra.errors import DocassayError
+from docassay.infra.errors import DocassayError
 
 
 class RulesError(DocassayError):

@@ -31,9 +31,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from infra.db.errors import SqlTextError
-from infra.db.sqltext import Token, tokenize
-from rules.errors import RuleError
+from docassay.infra.db.errors import SqlTextError
+from docassay.infra.db.sqltext import Token, tokenize
+from docassay.rules.errors import RuleError
 
 __all__ = ["Rule", "Severity", "load_rules", "parse_rules", "check_statement", "HEADER_KEYS"]
 

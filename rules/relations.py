@@ -30,7 +30,7 @@ from typing import Any, Literal, Mapping
 
 from psycopg import sql
 
-from rules.errors import SchemaMappingError
+from docassay.rules.errors import SchemaMappingError
 
 __all__ = ["SqlType", "Column", "Relation", "RelationSchema", "Coercion", "BoundRelations",
            "relation_schema", "bind_record", "wrap_rule", "DOC", "IDX", "MAX_PARAMS"]

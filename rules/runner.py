@@ -29,10 +29,10 @@ import psycopg
 from psycopg import errors as pgerrors
 from psycopg import sql
 
-from rules.errors import RuleError
-from rules.loader import Rule, Severity, check_statement
-from rules.relations import MAX_PARAMS, BoundRelations, Coercion, RelationSchema, bind_record, relation_schema, wrap_rule
-from rules.sandbox import SandboxLimits, SandboxUnavailable, enter_statements, ensure_sandbox
+from docassay.rules.errors import RuleError
+from docassay.rules.loader import Rule, Severity, check_statement
+from docassay.rules.relations import MAX_PARAMS, BoundRelations, Coercion, RelationSchema, bind_record, relation_schema, wrap_rule
+from docassay.rules.sandbox import SandboxLimits, SandboxUnavailable, enter_statements, ensure_sandbox
 
 __all__ = ["Violation", "RuleResult", "run_rules", "check_rules", "DEFAULT_MAX_VIOLATIONS"]
 

@@ -47,7 +47,7 @@ from dataclasses import dataclass
 import psycopg
 from psycopg import sql
 
-from rules.errors import RulesError
+from docassay.rules.errors import RulesError
 
 __all__ = ["ROLE_NAME", "SandboxLimits", "SandboxUnavailable", "ensure_sandbox", "verify", "setup_sql",
            "enter_statements", "forget"]

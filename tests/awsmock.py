@@ -112,7 +112,7 @@ def emulate_query_vectors(events: Any) -> None:
     import numpy as np
     from botocore.awsrequest import AWSResponse
 
-    from extractors.format_index import matches_filter
+    from docassay.extractors.format_index import matches_filter
 
     asked: list[dict] = []
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import hashlib
 
-from extractors.document import BBox, Document, Page, Word
+from docassay.extractors.document import BBox, Document, Page, Word
 
 CHAR_W = 6.0
 LINE_H = 10.0

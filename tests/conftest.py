@@ -18,7 +18,7 @@ from typing import Iterator
 
 import pytest
 
-from infra.db.scratch import fresh_database  # noqa: F401  (re-exported: tests import it from here)
+from docassay.infra.db.scratch import fresh_database  # noqa: F401  (re-exported: tests import it from here)
 
 TEST_DSN_ENV = "DOCASSAY_TEST_DSN"
 
@@ -29,7 +29,7 @@ def pg_dsn() -> Iterator[str]:
     if external:
         yield external
         return
-    from infra.db import embedded
+    from docassay.infra.db import embedded
 
     base = Path(tempfile.gettempdir())
     if base.resolve().is_relative_to("/root"):

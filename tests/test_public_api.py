@@ -33,10 +33,10 @@ def test_all_is_pinned_and_every_name_resolves() -> None:
 
 
 def test_names_are_the_internal_objects_not_copies() -> None:
-    from flows.jobs import JobOptions
-    from flows.pipeline import Job
-    from flows.results import Row, Status
-    from infra.errors import DocassayError
+    from docassay.flows.jobs import JobOptions
+    from docassay.flows.pipeline import Job
+    from docassay.flows.results import Row, Status
+    from docassay.infra.errors import DocassayError
     assert (docassay.Job, docassay.JobOptions, docassay.Row, docassay.Status) == (Job, JobOptions, Row, Status)
     errors = set(PUBLIC) - {"Job", "JobOptions", "Row", "Status", "__version__", "extract"}
     for name in errors:
@@ -44,7 +44,7 @@ def test_names_are_the_internal_objects_not_copies() -> None:
 
 
 def test_status_enum_is_the_one_list_of_statuses() -> None:
-    from flows.results import FAILED_STATUSES, STATUSES
+    from docassay.flows.results import FAILED_STATUSES, STATUSES
     assert STATUSES == tuple(s.value for s in docassay.Status)
     assert set(STATUSES) == {"passed", "repaired", "reviewed", "corrected", "needs_review", "failed",
                              "quota_exceeded", "error"}
@@ -62,15 +62,15 @@ def test_the_wheel_ships_the_docassay_package() -> None:
 
 
 def test_version_is_the_cli_version() -> None:
-    out = subprocess.run([sys.executable, "-m", "flows.cli", "--version"], cwd=ROOT, capture_output=True,
+    out = subprocess.run([sys.executable, "-m", "docassay.flows.cli", "--version"], cwd=ROOT, capture_output=True,
                          text=True, check=True, env=_env())
     assert out.stdout.strip() == f"docassay {docassay.__version__}"
     assert re.fullmatch(r"\d+\.\d+\.\d+\S*", docassay.__version__)
 
 
 def test_defaults_equal_the_cli_defaults() -> None:
-    from flows.cli import build_parser
-    from flows.jobs import LazyModelScorer
+    from docassay.flows.cli import build_parser
+    from docassay.flows.jobs import LazyModelScorer
     args = build_parser().parse_args(["extract", "x.pdf", "--schema", "s.json", "--out", "o"])
     params = inspect.signature(docassay.extract).parameters
     shared = [n for n in params if hasattr(args, n) and n not in ("paths", "schema", "out")]
@@ -94,7 +94,7 @@ def test_defaults_equal_the_cli_defaults() -> None:
 
 def test_import_docassay_loads_no_torch_and_no_prefect() -> None:
     code = ("import sys, docassay\n"
-            "light = sorted(m for m in ('torch', 'prefect', 'flows.pipeline', 'numpy') if m in sys.modules)\n"
+            "light = sorted(m for m in ('torch', 'prefect', 'docassay.flows.pipeline', 'numpy') if m in sys.modules)\n"
             "for name in docassay.__all__:\n"
             "    getattr(docassay, name)\n"
             "used = sorted(m for m in ('torch', 'prefect', 'starlette') if m in sys.modules)\n"
@@ -159,7 +159,7 @@ def test_readme_example_runs(tmp_path: Path, pg_fresh_dsn: str, monkeypatch: pyt
 
 def test_an_embedded_server_the_call_started_stops_with_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """As each CLI command does: no PostgreSQL left running behind a library call."""
-    from infra.db import embedded
+    from docassay.infra.db import embedded
     monkeypatch.delenv("DOCASSAY_DB", raising=False)
     monkeypatch.delenv(embedded.KEEP_ENV, raising=False)
     home = tmp_path / "home"

@@ -17,9 +17,9 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from extractors.document import BBox
-from extractors.synth import SynthDoc
-from extractors.synth.types import ITEM_COLUMNS
+from docassay.extractors.document import BBox
+from docassay.extractors.synth import SynthDoc
+from docassay.extractors.synth.types import ITEM_COLUMNS
 
 
 def _geometry(b: BBox, w: float, h: float) -> dict[str, Any]:

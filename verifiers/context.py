@@ -4,9 +4,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any, Mapping
 
-from verifiers.evidence import FieldEvidence
-from verifiers.history import History
-from verifiers.settings import VerifySettings
+from docassay.verifiers.evidence import FieldEvidence
+from docassay.verifiers.history import History
+from docassay.verifiers.settings import VerifySettings
 
 __all__ = ["VerifyContext"]
 

@@ -8,7 +8,7 @@ A malformed *record* is not an error: each gate reports it as a failed gate with
 """
 from __future__ import annotations
 
-from infra.errors import DocassayError
+from docassay.infra.errors import DocassayError
 
 
 class VerifyError(DocassayError):

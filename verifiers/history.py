@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Protocol
 
-from verifiers.tolerance import fold_text
+from docassay.verifiers.tolerance import fold_text
 
 __all__ = ["History", "PreviousDocument", "MemoryHistory", "DbHistory", "value_key", "scope_key"]
 
@@ -81,7 +81,7 @@ class DbHistory:
     accepted, so that processing the same batch twice gives the same verdicts."""
 
     def __init__(self, conn: Any, *, schema_key: str, format_id: str | None, sha256: str | None) -> None:
-        from infra import store
+        from docassay.infra import store
         self.conn = conn
         self.schema_key = schema_key
         self.format_id = format_id
@@ -90,7 +90,7 @@ class DbHistory:
         self._previous: PreviousDocument | None | bool = False
 
     def accepted_with(self, field: str, value_key: str, scope_key: str) -> list[str]:
-        from infra import store
+        from docassay.infra import store
         return store.find_accepted_values(self.conn, self.schema_key, field, value_key, scope_key,
                                           exclude_sha256=self.sha256, before=self.before)
 
@@ -98,7 +98,7 @@ class DbHistory:
         if self._previous is False:
             self._previous = None
             if self.format_id:
-                from infra import store
+                from docassay.infra import store
                 row = store.previous_accepted(self.conn, self.format_id, exclude_sha256=self.sha256 or "",
                                               before=self.before)
                 if row and isinstance(row["record"], Mapping):

@@ -22,7 +22,7 @@ import jsonschema
 from referencing import Registry, Resource
 from referencing.exceptions import NoSuchResource
 
-from verifiers.errors import VerifyError
+from docassay.verifiers.errors import VerifyError
 
 __all__ = ["REGISTRY", "SchemaRefError", "bundle", "MAX_REFERENCED_DOCUMENTS"]
 

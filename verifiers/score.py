@@ -24,10 +24,10 @@ from __future__ import annotations
 
 from typing import Mapping
 
-from verifiers.context import VerifyContext
-from verifiers.result import GateResult, Violation
-from verifiers.settings import FieldPolicy
-from verifiers.tolerance import closeness
+from docassay.verifiers.context import VerifyContext
+from docassay.verifiers.result import GateResult, Violation
+from docassay.verifiers.settings import FieldPolicy
+from docassay.verifiers.tolerance import closeness
 
 __all__ = ["score_record"]
 

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any, Mapping
 
-from verifiers.errors import VerifyError
+from docassay.verifiers.errors import VerifyError
 
 __all__ = ["Tolerance", "TOLERANCES", "FieldPolicy", "ItemsPolicy", "EvidencePolicy", "VerifySettings",
            "KINDS", "SEVERITIES"]

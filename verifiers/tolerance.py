@@ -17,7 +17,7 @@ import re
 import unicodedata
 from difflib import SequenceMatcher
 
-from verifiers.settings import Tolerance
+from docassay.verifiers.settings import Tolerance
 
 __all__ = ["matches", "closeness", "similarity", "fold_text"]
 

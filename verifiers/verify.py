@@ -19,13 +19,13 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Callable
 
-from verifiers.checks import run_checks
-from verifiers.confidence import ConfidencePolicy, assess, field_bases, load_default
-from verifiers.context import VerifyContext
-from verifiers.gates import (completeness, consistency, coverage, evidence, format as format_gate, lifecycle,
+from docassay.verifiers.checks import run_checks
+from docassay.verifiers.confidence import ConfidencePolicy, assess, field_bases, load_default
+from docassay.verifiers.context import VerifyContext
+from docassay.verifiers.gates import (completeness, consistency, coverage, evidence, format as format_gate, lifecycle,
                              rules as rules_gate, stale)
-from verifiers.result import GateResult, Verification, Violation
-from verifiers.score import score_record
+from docassay.verifiers.result import GateResult, Verification, Violation
+from docassay.verifiers.score import score_record
 
 __all__ = ["Gate", "DEFAULT_GATES", "verify", "MAX_ALTERNATIVES"]
 

@@ -16,11 +16,11 @@ from __future__ import annotations
 
 from lxml import etree
 
-from extractors.einvoice import cii, ubl
-from extractors.einvoice.attachments import embedded_xml
-from extractors.einvoice.model import EInvoice
-from extractors.einvoice.xmlsafe import MAX_XML_BYTES, looks_like_xml, parse_xml
-from extractors.errors import ParseError
+from docassay.extractors.einvoice import cii, ubl
+from docassay.extractors.einvoice.attachments import embedded_xml
+from docassay.extractors.einvoice.model import EInvoice
+from docassay.extractors.einvoice.xmlsafe import MAX_XML_BYTES, looks_like_xml, parse_xml
+from docassay.extractors.errors import ParseError
 
 __all__ = ["EInvoice", "read_xml", "read_pdf", "syntax_of", "looks_like_xml", "MAX_XML_BYTES"]
 

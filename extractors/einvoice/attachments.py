@@ -15,7 +15,7 @@ import io
 import logging
 from dataclasses import dataclass, field
 
-from extractors.einvoice.xmlsafe import looks_like_xml
+from docassay.extractors.einvoice.xmlsafe import looks_like_xml
 
 __all__ = ["Attachments", "embedded_xml"]
 

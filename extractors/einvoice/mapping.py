@@ -32,9 +32,9 @@ from typing import Any, Mapping
 
 from lxml import etree
 
-from extractors.einvoice.model import EInvoice
-from extractors.einvoice.values import to_value
-from infra.errors import ConfigError
+from docassay.extractors.einvoice.model import EInvoice
+from docassay.extractors.einvoice.values import to_value
+from docassay.infra.errors import ConfigError
 
 __all__ = ["Mapped", "FieldMap", "map_record", "field_map", "DEFAULT_NAMES", "DEFAULT_LINE_NAMES",
            "DEFAULT_PHRASES", "DEFAULT_LINE_PHRASES", "LINES_NAMES"]

@@ -16,9 +16,9 @@ import re
 from dataclasses import dataclass
 from decimal import Decimal
 
-from extractors import normalize as norm
-from extractors.document import BBox
-from extractors.spans import DocIndex, Segment
+from docassay.extractors import normalize as norm
+from docassay.extractors.document import BBox
+from docassay.extractors.spans import DocIndex, Segment
 
 __all__ = ["Printed", "find_printed", "tokens", "in_order", "AMOUNT_TOLERANCE"]
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from lxml import etree
 
-from extractors.einvoice.model import TERM_TYPES, EInvoice
-from extractors.einvoice.values import first, local_path, to_value
+from docassay.extractors.einvoice.model import TERM_TYPES, EInvoice
+from docassay.extractors.einvoice.values import first, local_path, to_value
 
 __all__ = ["ROOTS", "HEADER", "LINE", "read"]
 

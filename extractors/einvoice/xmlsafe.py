@@ -21,7 +21,7 @@ import re
 
 from lxml import etree
 
-from extractors.errors import ParseError
+from docassay.extractors.errors import ParseError
 
 __all__ = ["parse_xml", "looks_like_xml", "MAX_XML_BYTES", "MAX_XML_ELEMENTS"]
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import re
 
-from extractors.instructions.proposals import Proposal
+from docassay.extractors.instructions.proposals import Proposal
 from functools import lru_cache
 
-from extractors.labels import FieldSpec, fold_label, label_score
-from extractors.spans import DocIndex
+from docassay.extractors.labels import FieldSpec, fold_label, label_score
+from docassay.extractors.spans import DocIndex
 
 __all__ = ["score_proposals", "NAME"]
 

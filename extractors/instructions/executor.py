@@ -10,12 +10,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from extractors import normalize as norm
-from extractors.document import BBox, Document
-from extractors.instructions.model import FieldRule, Instructions, Locale, Locator, TableRule
-from extractors.instructions import values as V
-from extractors.labels import fold_label
-from extractors.spans import DocIndex, LabelMatch, Segment, Span
+from docassay.extractors import normalize as norm
+from docassay.extractors.document import BBox, Document
+from docassay.extractors.instructions.model import FieldRule, Instructions, Locale, Locator, TableRule
+from docassay.extractors.instructions import values as V
+from docassay.extractors.labels import fold_label
+from docassay.extractors.spans import DocIndex, LabelMatch, Segment, Span
 
 __all__ = ["Provenance", "FieldValue", "Extraction", "execute", "locate", "execute_table"]
 

@@ -15,14 +15,14 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Mapping
 
-from extractors.instructions import baseline
-from extractors.instructions.executor import Extraction, execute, execute_table, locate
-from extractors.instructions.generator import Scorer, detect_locale, generate, schema_fields
-from extractors.instructions.model import Instructions, Locale, TableRule
-from extractors.instructions.model_data import same_value
-from extractors.instructions.proposals import Proposal
-from extractors.labels import FieldSpec
-from extractors.spans import DocIndex
+from docassay.extractors.instructions import baseline
+from docassay.extractors.instructions.executor import Extraction, execute, execute_table, locate
+from docassay.extractors.instructions.generator import Scorer, detect_locale, generate, schema_fields
+from docassay.extractors.instructions.model import Instructions, Locale, TableRule
+from docassay.extractors.instructions.model_data import same_value
+from docassay.extractors.instructions.proposals import Proposal
+from docassay.extractors.labels import FieldSpec
+from docassay.extractors.spans import DocIndex
 
 __all__ = ["Learned", "truth_scorer", "instructions_from_record", "TRUTH_BONUS"]
 

@@ -11,14 +11,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Mapping
 
-from extractors import normalize as norm
-from extractors.document import Document
-from extractors.instructions import baseline
-from extractors.instructions.executor import Extraction, execute, execute_table
-from extractors.instructions.model import Column, Instructions, Locale, TableRule
-from extractors.instructions.proposals import Proposal, propose
-from extractors.labels import LEXICON, FieldSpec, field_specs, fold_label, label_score
-from extractors.spans import DocIndex
+from docassay.extractors import normalize as norm
+from docassay.extractors.document import Document
+from docassay.extractors.instructions import baseline
+from docassay.extractors.instructions.executor import Extraction, execute, execute_table
+from docassay.extractors.instructions.model import Column, Instructions, Locale, TableRule
+from docassay.extractors.instructions.proposals import Proposal, propose
+from docassay.extractors.labels import LEXICON, FieldSpec, field_specs, fold_label, label_score
+from docassay.extractors.spans import DocIndex
 
 __all__ = ["Generation", "Scorer", "TokenCount", "generate", "estimate_tokens", "detect_locale", "schema_fields", "propose_tables", "MIN_SCORE"]
 

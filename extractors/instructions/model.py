@@ -14,7 +14,7 @@ from typing import Literal, Mapping
 
 import jsonschema
 
-from extractors.errors import InstructionError
+from docassay.extractors.errors import InstructionError
 
 __all__ = ["Locale", "Locator", "FieldRule", "Column", "TableRule", "Instructions", "instruction_schema"]
 
@@ -23,7 +23,7 @@ Relation = Literal["right", "below", "above", "left"]
 
 @lru_cache(maxsize=1)
 def instruction_schema() -> dict:
-    return json.loads(resources.files("extractors.instructions").joinpath("schema.json").read_text("utf-8"))
+    return json.loads(resources.files("docassay.extractors.instructions").joinpath("schema.json").read_text("utf-8"))
 
 
 @lru_cache(maxsize=1)

@@ -20,18 +20,18 @@ from typing import Callable, Iterator, Mapping
 
 import numpy as np
 
-from extractors.document import BBox, Document, Page, Word
-from extractors.instructions import baseline
-from extractors.instructions.executor import locate
-from extractors.instructions.generator import detect_locale, schema_fields
-from extractors.instructions.model import Locale
-from extractors.instructions.model_features import FEATURE_VERSION, featurize
-from extractors.instructions.proposals import Proposal, propose
-from extractors.labels import LEXICON, FieldSpec
-from extractors.normalize import fold
-from extractors.spans import DocIndex
-from extractors.synth import SynthDoc, generate
-from infra.model.tokens import TokenSet
+from docassay.extractors.document import BBox, Document, Page, Word
+from docassay.extractors.instructions import baseline
+from docassay.extractors.instructions.executor import locate
+from docassay.extractors.instructions.generator import detect_locale, schema_fields
+from docassay.extractors.instructions.model import Locale
+from docassay.extractors.instructions.model_features import FEATURE_VERSION, featurize
+from docassay.extractors.instructions.proposals import Proposal, propose
+from docassay.extractors.labels import LEXICON, FieldSpec
+from docassay.extractors.normalize import fold
+from docassay.extractors.spans import DocIndex
+from docassay.extractors.synth import SynthDoc, generate
+from docassay.infra.model.tokens import TokenSet
 
 __all__ = ["DocExample", "Labelled", "same_value", "label_proposals", "to_tokens", "label_document", "synth_labelled",
            "as_ocr_lines", "synth_examples", "token_set"]
@@ -210,8 +210,8 @@ def as_ocr_lines(sd: SynthDoc) -> Document:
     rebuilt from word geometry. Text and truth are unchanged."""
     import json
 
-    from extractors.parsers.ocr_lines import OcrLinesParser
-    from extractors.synth import to_ocr_lines
+    from docassay.extractors.parsers.ocr_lines import OcrLinesParser
+    from docassay.extractors.synth import to_ocr_lines
 
     data = json.dumps(to_ocr_lines(sd, augment=True)).encode()
     return OcrLinesParser().parse(data, f"{sd.doc_id}.ocr.json", _settings())
@@ -219,7 +219,7 @@ def as_ocr_lines(sd: SynthDoc) -> Document:
 
 @lru_cache(maxsize=1)
 def _settings():
-    from infra.config import Settings
+    from docassay.infra.config import Settings
     return Settings.load()
 
 

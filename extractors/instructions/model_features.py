@@ -50,10 +50,10 @@ from functools import lru_cache
 
 import numpy as np
 
-from extractors.instructions.baseline import _COMPAT, _LEGAL, _address_evidence, _font_rank
-from extractors.instructions.proposals import Proposal
-from extractors.labels import COLUMN_LEXICON, LEXICON, FieldSpec, fold_label, label_score
-from extractors.spans import DocIndex
+from docassay.extractors.instructions.baseline import _COMPAT, _LEGAL, _address_evidence, _font_rank
+from docassay.extractors.instructions.proposals import Proposal
+from docassay.extractors.labels import COLUMN_LEXICON, LEXICON, FieldSpec, fold_label, label_score
+from docassay.extractors.spans import DocIndex
 
 __all__ = ["FEATURE_VERSION", "FEATURE_VERSIONS", "N_BUCKETS", "NUMERIC", "N_NUMERIC", "DocFeatures", "featurize",
            "numeric_names", "value_shape", "value_class"]

@@ -32,14 +32,14 @@ from pathlib import Path
 
 import torch
 
-from extractors.errors import InstructionError
-from extractors.instructions import baseline
-from extractors.instructions.model_features import FEATURE_VERSIONS, DocFeatures, featurize
-from extractors.instructions.proposals import Proposal
-from extractors.labels import FieldSpec
-from extractors.spans import DocIndex
-from infra.model.checkpoint import load
-from infra.model.moe import MoEConfig, ProposalRanker
+from docassay.extractors.errors import InstructionError
+from docassay.extractors.instructions import baseline
+from docassay.extractors.instructions.model_features import FEATURE_VERSIONS, DocFeatures, featurize
+from docassay.extractors.instructions.proposals import Proposal
+from docassay.extractors.labels import FieldSpec
+from docassay.extractors.spans import DocIndex
+from docassay.infra.model.checkpoint import load
+from docassay.infra.model.moe import MoEConfig, ProposalRanker
 
 __all__ = ["ModelScorer", "model_scorer", "field_level", "DEFAULT_WEIGHTS", "WEIGHTS_ENV"]
 

@@ -11,12 +11,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 
-from extractors.document import BBox
-from extractors.instructions.executor import candidates_for, _text_near
-from extractors.instructions.model import FieldRule, Locale, Locator
-from extractors.instructions import values as V
-from extractors.labels import FieldSpec
-from extractors.spans import DocIndex, Span
+from docassay.extractors.document import BBox
+from docassay.extractors.instructions.executor import candidates_for, _text_near
+from docassay.extractors.instructions.model import FieldRule, Locale, Locator
+from docassay.extractors.instructions import values as V
+from docassay.extractors.labels import FieldSpec
+from docassay.extractors.spans import DocIndex, Span
 
 __all__ = ["Proposal", "propose", "label_context"]
 

@@ -26,10 +26,10 @@ from dataclasses import dataclass, field, replace
 from itertools import product
 from typing import Callable, Protocol
 
-from extractors.instructions.executor import Extraction, FieldValue, execute
-from extractors.instructions.generator import Generation
-from extractors.instructions.model import Instructions
-from extractors.spans import DocIndex
+from docassay.extractors.instructions.executor import Extraction, FieldValue, execute
+from docassay.extractors.instructions.generator import Generation
+from docassay.extractors.instructions.model import Instructions
+from docassay.extractors.spans import DocIndex
 
 __all__ = ["Verdict", "Change", "Attempt", "RepairResult", "fix", "troubleshoot", "MAX_TRIES_PER_ROUND"]
 

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from typing import Mapping
 
-from extractors import normalize as norm
-from extractors.instructions.model import Locale
+from docassay.extractors import normalize as norm
+from docassay.extractors.instructions.model import Locale
 
 __all__ = ["normalize", "readings"]
 

@@ -12,15 +12,15 @@ Currency       parse_currency, ISO_CODES, MINOR_DIGITS
 Text           normalize_identifier, normalize_name, fold, similarity
 Conventions    detect_number_locale, detect_date_order, detect_currency (vote over a document)
 
-`python -m extractors.normalize` prints calls per second.
+`python -m docassay.extractors.normalize` prints calls per second.
 """
-from extractors.normalize._amounts import (AmountParse, AmountReading, amount_readings,
+from docassay.extractors.normalize._amounts import (AmountParse, AmountReading, amount_readings,
                                            find_amounts, parse_amount, parse_percent)
-from extractors.normalize._currency import ISO_CODES, MINOR_DIGITS, parse_currency
-from extractors.normalize._dates import (LANGUAGES, ORDERS, DateParse, DateReading, date_readings,
+from docassay.extractors.normalize._currency import ISO_CODES, MINOR_DIGITS, parse_currency
+from docassay.extractors.normalize._dates import (LANGUAGES, ORDERS, DateParse, DateReading, date_readings,
                                          find_dates, month_number, parse_date)
-from extractors.normalize._detect import detect_currency, detect_date_order, detect_number_locale
-from extractors.normalize._text import fold, normalize_identifier, normalize_name, similarity
+from docassay.extractors.normalize._detect import detect_currency, detect_date_order, detect_number_locale
+from docassay.extractors.normalize._text import fold, normalize_identifier, normalize_name, similarity
 
 __all__ = [
     "AmountParse", "AmountReading", "parse_amount", "amount_readings", "find_amounts", "parse_percent",

@@ -1,4 +1,4 @@
-"""`python -m extractors.normalize [--data DIR]`: calls per second of each function, on a fixed
+"""`python -m docassay.extractors.normalize [--data DIR]`: calls per second of each function, on a fixed
 mix of real-world spans (and, when DIR holds the dev data, on every receipt OCR line)."""
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import os
 import time
 from typing import Callable, Sequence
 
-from extractors import normalize as nz
+from docassay.extractors import normalize as nz
 
 SPANS = (
     "1.234,56", "1,234.56", "1 234,56", "USD 12.00", "€ 1.234,56", "RM9.75 S", "(8.79)", "12,-",
@@ -31,7 +31,7 @@ def rate(fn: Callable[[str], object], texts: Sequence[str], seconds: float = 0.4
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(prog="python -m extractors.normalize", description=__doc__)
+    ap = argparse.ArgumentParser(prog="python -m docassay.extractors.normalize", description=__doc__)
     ap.add_argument("--data", default=os.environ.get("DOCASSAY_DATA", "/work/shared/data"))
     args = ap.parse_args(argv)
     funcs: list[tuple[str, Callable[[str], object]]] = [

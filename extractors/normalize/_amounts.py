@@ -17,7 +17,7 @@ from decimal import Decimal
 from functools import lru_cache
 from typing import Iterator
 
-from extractors.normalize._currency import (WORDLIKE_CODES, is_currency_token, minor_digits, parse_currency,
+from docassay.extractors.normalize._currency import (WORDLIKE_CODES, is_currency_token, minor_digits, parse_currency,
                                             token_currency)
 
 __all__ = ["AmountReading", "AmountParse", "parse_amount", "amount_readings", "find_amounts",

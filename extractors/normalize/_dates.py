@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import date
 from functools import lru_cache
 
-from extractors.normalize._amounts import MAX_LINE_CHARS, MAX_SPAN_CHARS
+from docassay.extractors.normalize._amounts import MAX_LINE_CHARS, MAX_SPAN_CHARS
 
 __all__ = ["DateReading", "DateParse", "parse_date", "date_readings", "find_dates",
            "month_number", "ORDERS", "LANGUAGES", "date_order_evidence"]

@@ -4,9 +4,9 @@ from __future__ import annotations
 from itertools import islice
 from typing import Iterable
 
-from extractors.normalize._amounts import iter_amount_currencies, iter_number_evidence
-from extractors.normalize._currency import parse_currency
-from extractors.normalize._dates import date_order_evidence
+from docassay.extractors.normalize._amounts import iter_amount_currencies, iter_number_evidence
+from docassay.extractors.normalize._currency import parse_currency
+from docassay.extractors.normalize._dates import date_order_evidence
 
 __all__ = ["detect_number_locale", "detect_date_order", "detect_currency", "MAX_TEXTS"]
 

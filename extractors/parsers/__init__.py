@@ -26,16 +26,16 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from extractors.document import Document
-from extractors.errors import ParseError
-from extractors.parsers.base import Parser
-from extractors.parsers.image import ImageParser
-from extractors.parsers.local_file import open_regular
-from extractors.parsers.ocr_lines import OcrLinesParser
-from extractors.parsers.pdf import PdfParser
-from extractors.parsers.text import TextParser
-from extractors.parsers.textract import TextractJsonParser
-from infra.config import Settings
+from docassay.extractors.document import Document
+from docassay.extractors.errors import ParseError
+from docassay.extractors.parsers.base import Parser
+from docassay.extractors.parsers.image import ImageParser
+from docassay.extractors.parsers.local_file import open_regular
+from docassay.extractors.parsers.ocr_lines import OcrLinesParser
+from docassay.extractors.parsers.pdf import PdfParser
+from docassay.extractors.parsers.text import TextParser
+from docassay.extractors.parsers.textract import TextractJsonParser
+from docassay.infra.config import Settings
 
 __all__ = ["parse", "detect", "read_source", "REGISTRY", "Parser", "ParseError"]
 
@@ -104,7 +104,7 @@ def parse(source: str | Path, data: bytes | None = None, *,
                          f"{settings.limits.max_bytes:,} (max_bytes)", kind="too_large", source=src)
     parser = detect(data, src)
     if settings.ocr_engine == "textract":
-        from extractors.parsers import textract
+        from docassay.extractors.parsers import textract
         if textract.needs_textract(parser.kind, data):
             return textract.analyze(data, src, settings, parser_kind=parser.kind)
     return parser.parse(data, src, settings)
@@ -131,8 +131,8 @@ def read_source(path: str, max_bytes: int, *, follow_links: bool = False) -> byt
 
 
 def _read_s3(url: str, max_bytes: int) -> bytes:
-    from infra.errors import DocassayError
-    from infra.s3 import read_url                      # boto3 only when an S3 source is read
+    from docassay.infra.errors import DocassayError
+    from docassay.infra.s3 import read_url                      # boto3 only when an S3 source is read
     try:
         return read_url(url, max_bytes)
     except KeyError as exc:

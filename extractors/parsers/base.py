@@ -13,10 +13,10 @@ import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 
-from extractors.document import Document, Page, Word
-from extractors.errors import ParseError
-from extractors.tables import detect_tables
-from infra.config import Limits, Settings
+from docassay.extractors.document import Document, Page, Word
+from docassay.extractors.errors import ParseError
+from docassay.extractors.tables import detect_tables
+from docassay.infra.config import Limits, Settings
 
 __all__ = ["Parser", "Budget", "finish_page"]
 

@@ -11,11 +11,11 @@ import warnings
 
 from PIL import Image, ImageOps, UnidentifiedImageError
 
-from extractors.document import Document, Page
-from extractors.errors import ParseError
-from extractors.parsers.base import Budget, Parser, finish_page
-from extractors.parsers.ocr import ocr_words
-from infra.config import Settings
+from docassay.extractors.document import Document, Page
+from docassay.extractors.errors import ParseError
+from docassay.extractors.parsers.base import Budget, Parser, finish_page
+from docassay.extractors.parsers.ocr import ocr_words
+from docassay.infra.config import Settings
 
 __all__ = ["ImageParser", "IMAGE_MAGIC"]
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import re
 
-from extractors.errors import ParseError
+from docassay.extractors.errors import ParseError
 
 __all__ = ["json_depth", "json_values_bound", "load_json"]
 

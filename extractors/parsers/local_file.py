@@ -12,7 +12,7 @@ import errno
 import os
 import stat
 
-from extractors.errors import ParseError
+from docassay.extractors.errors import ParseError
 
 __all__ = ["open_regular", "describe_mode"]
 

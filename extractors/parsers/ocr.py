@@ -16,9 +16,9 @@ import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from extractors.document import BBox, Word
-from extractors.parsers.words import clean_text, words_from_lines
-from infra.errors import ConfigError
+from docassay.extractors.document import BBox, Word
+from docassay.extractors.parsers.words import clean_text, words_from_lines
+from docassay.infra.errors import ConfigError
 
 if TYPE_CHECKING:
     from PIL.Image import Image

@@ -12,12 +12,12 @@ how often the printed total lands on the same line as a TOTAL label under both c
 """
 from __future__ import annotations
 
-from extractors.document import Document
-from extractors.errors import ParseError
-from extractors.parsers.base import Budget, Parser, finish_page
-from extractors.parsers.jsonguard import load_json
-from extractors.parsers.words import finite, words_from_lines
-from infra.config import Settings
+from docassay.extractors.document import Document
+from docassay.extractors.errors import ParseError
+from docassay.extractors.parsers.base import Budget, Parser, finish_page
+from docassay.extractors.parsers.jsonguard import load_json
+from docassay.extractors.parsers.words import finite, words_from_lines
+from docassay.infra.config import Settings
 
 __all__ = ["OcrLinesParser", "read_lines"]
 

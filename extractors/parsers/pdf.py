@@ -45,12 +45,12 @@ import pypdfium2.internal as pdfium_i
 import pypdfium2.raw as pdfium_c
 from PIL import Image
 
-from extractors.document import BBox, Document, Page, Word
-from extractors.errors import ParseError
-from extractors.parsers.base import Budget, Parser, finish_page
-from extractors.parsers.ocr import is_blank, ocr_words
-from extractors.parsers.words import clean_text
-from infra.config import Settings
+from docassay.extractors.document import BBox, Document, Page, Word
+from docassay.extractors.errors import ParseError
+from docassay.extractors.parsers.base import Budget, Parser, finish_page
+from docassay.extractors.parsers.ocr import is_blank, ocr_words
+from docassay.extractors.parsers.words import clean_text
+from docassay.infra.config import Settings
 
 __all__ = ["PdfParser", "PDFIUM_LOCK", "WORD_GAP_EM", "page_words"]
 

@@ -12,11 +12,11 @@ import codecs
 import re
 import unicodedata
 
-from extractors.document import BBox, Document, Page, Word
-from extractors.errors import ParseError
-from extractors.parsers.base import Budget, Parser, finish_page
-from extractors.parsers.words import clean_text
-from infra.config import Settings
+from docassay.extractors.document import BBox, Document, Page, Word
+from docassay.extractors.errors import ParseError
+from docassay.extractors.parsers.base import Budget, Parser, finish_page
+from docassay.extractors.parsers.words import clean_text
+from docassay.infra.config import Settings
 
 __all__ = ["TextParser", "decode_text", "CHAR_WIDTH", "LINE_HEIGHT", "FONT_SIZE"]
 

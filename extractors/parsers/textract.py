@@ -44,13 +44,13 @@ import time
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
-from extractors.document import BBox, Cell, Document, KeyValue, Page, Table, Word
-from extractors.errors import ParseError
-from extractors.parsers.base import Budget, Parser
-from extractors.parsers.jsonguard import load_json
-from extractors.parsers.words import clean_text
-from extractors.tables import detect_tables
-from infra.config import Settings
+from docassay.extractors.document import BBox, Cell, Document, KeyValue, Page, Table, Word
+from docassay.extractors.errors import ParseError
+from docassay.extractors.parsers.base import Budget, Parser
+from docassay.extractors.parsers.jsonguard import load_json
+from docassay.extractors.parsers.words import clean_text
+from docassay.extractors.tables import detect_tables
+from docassay.infra.config import Settings
 
 __all__ = ["TextractJsonParser", "analyze", "blocks_to_pages", "needs_textract", "DEFAULT_PAGE_SIZE",
            "FEATURES", "SYNC_MAX_BYTES"]
@@ -259,7 +259,7 @@ def needs_textract(parser_kind: str, data: bytes) -> bool:
         return False
     import pypdfium2 as pdfium
 
-    from extractors.parsers.pdf import PDFIUM_LOCK
+    from docassay.extractors.parsers.pdf import PDFIUM_LOCK
     with PDFIUM_LOCK:
         try:
             pdf = pdfium.PdfDocument(data)
@@ -286,7 +286,7 @@ def analyze(data: bytes, source: str, settings: Settings, *, parser_kind: str, c
     """Read an image or PDF with Textract AnalyzeDocument (FORMS, TABLES); see the module docstring."""
     budget = Budget.for_settings(settings, source)
     if client is None:
-        from infra.aws import client as aws_client
+        from docassay.infra.aws import client as aws_client
         client = aws_client("textract")
     sizes, page_bytes = _split(data, source, parser_kind, budget)
     if source.startswith("s3://"):
@@ -314,7 +314,7 @@ def _split(data: bytes, source: str, kind: str, budget: Budget) -> tuple[dict[in
     if kind == "pdf":
         import pypdfium2 as pdfium
 
-        from extractors.parsers.pdf import PDFIUM_LOCK, _open
+        from docassay.extractors.parsers.pdf import PDFIUM_LOCK, _open
         with PDFIUM_LOCK:
             pdf = _open(data, source)
             try:

@@ -11,7 +11,7 @@ import re
 import unicodedata
 from typing import Iterable, Sequence
 
-from extractors.document import BBox, Word
+from docassay.extractors.document import BBox, Word
 
 __all__ = ["clean_text", "split_line", "words_from_lines", "finite"]
 

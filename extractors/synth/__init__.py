@@ -11,11 +11,11 @@ label are printed, and each line item's row — the labels for training span pic
     for doc in generate(n_formats=10, docs_per_format=5, kind="receipt", seed=0, split="unseen"): ...
     write_dataset("out/", 10, 5, kind="invoice", split="train", seed=0, render=("pdf",))
 """
-from extractors.synth.dataset import RENDERS, write_dataset
-from extractors.synth.generator import SPLITS, format_seeds, generate, make_document, make_format, split_of
-from extractors.synth.locale import Locale, parse_amount, parse_date
-from extractors.synth.render import to_ocr_lines, to_pdf, to_png
-from extractors.synth.types import Anchor, CellSpan, FieldSpan, Format, ItemSpan, SynthDoc, TruthSpans
+from docassay.extractors.synth.dataset import RENDERS, write_dataset
+from docassay.extractors.synth.generator import SPLITS, format_seeds, generate, make_document, make_format, split_of
+from docassay.extractors.synth.locale import Locale, parse_amount, parse_date
+from docassay.extractors.synth.render import to_ocr_lines, to_pdf, to_png
+from docassay.extractors.synth.types import Anchor, CellSpan, FieldSpan, Format, ItemSpan, SynthDoc, TruthSpans
 
 __all__ = ["make_format", "make_document", "generate", "format_seeds", "split_of", "SPLITS", "write_dataset",
            "RENDERS", "to_pdf", "to_png", "to_ocr_lines", "Format", "SynthDoc", "TruthSpans", "FieldSpan",

@@ -14,7 +14,7 @@ from typing import Iterable
 
 from reportlab.pdfbase import pdfmetrics
 
-from extractors.document import BBox, Document, Page, Word
+from docassay.extractors.document import BBox, Document, Page, Word
 
 __all__ = ["FAMILIES", "Run", "Shape", "PageLayout", "Layout", "measure", "wrap", "build_document", "Tagged"]
 

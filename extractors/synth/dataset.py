@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from extractors.synth.generator import generate
-from extractors.synth.render import DEFAULT_DPI, to_ocr_lines, to_pdf, to_png
+from docassay.extractors.synth.generator import generate
+from docassay.extractors.synth.render import DEFAULT_DPI, to_ocr_lines, to_pdf, to_png
 
 __all__ = ["write_dataset", "RENDERS"]
 

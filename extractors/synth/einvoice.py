@@ -193,11 +193,11 @@ def strip_attachments(pdf: bytes) -> bytes:
 
 def write_examples(folder: str, *, format_seed: int = 1393423301, doc_seed: int = 11000035) -> list[str]:
     """The bundled e-invoice examples: a Factur-X hybrid PDF and a UBL invoice of one synthetic
-    format, each with its ground truth beside it (`python -m extractors.synth.einvoice DIR`)."""
+    format, each with its ground truth beside it (`python -m docassay.extractors.synth.einvoice DIR`)."""
     import json
     from pathlib import Path
 
-    from extractors.synth import make_document, make_format, to_pdf
+    from docassay.extractors.synth import make_document, make_format, to_pdf
 
     out = Path(folder)
     out.mkdir(parents=True, exist_ok=True)

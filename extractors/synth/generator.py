@@ -13,12 +13,12 @@ import hashlib
 import random
 from typing import Iterator
 
-from extractors.synth.canvas import Layout, build_document
-from extractors.synth.invoice_layout import compose_invoice
-from extractors.synth.invoice_style import sample_invoice_style
-from extractors.synth.invoice_values import sample_invoice_values
-from extractors.synth.receipt import compose_receipt, sample_receipt_style, sample_receipt_values
-from extractors.synth.types import KINDS, Format, SynthDoc, spans_from_hits
+from docassay.extractors.synth.canvas import Layout, build_document
+from docassay.extractors.synth.invoice_layout import compose_invoice
+from docassay.extractors.synth.invoice_style import sample_invoice_style
+from docassay.extractors.synth.invoice_values import sample_invoice_values
+from docassay.extractors.synth.receipt import compose_receipt, sample_receipt_style, sample_receipt_values
+from docassay.extractors.synth.types import KINDS, Format, SynthDoc, spans_from_hits
 
 __all__ = ["SPLITS", "SPLIT_SPAN", "split_of", "format_seeds", "make_format", "make_document", "generate"]
 

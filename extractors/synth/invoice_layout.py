@@ -10,13 +10,13 @@ from __future__ import annotations
 from datetime import date
 from decimal import Decimal
 
-from extractors.synth import vocab
-from extractors.synth.canvas import FAMILIES, Color, Layout, PageLayout, Tagged, measure, wrap
-from extractors.synth.invoice_style import InvoiceStyle
-from extractors.synth.invoice_table import Column, table_columns
-from extractors.synth.invoice_values import InvoiceValues, Item
-from extractors.synth.locale import Locale, format_amount, format_date, format_number, format_percent
-from extractors.synth.words import amount_in_words
+from docassay.extractors.synth import vocab
+from docassay.extractors.synth.canvas import FAMILIES, Color, Layout, PageLayout, Tagged, measure, wrap
+from docassay.extractors.synth.invoice_style import InvoiceStyle
+from docassay.extractors.synth.invoice_table import Column, table_columns
+from docassay.extractors.synth.invoice_values import InvoiceValues, Item
+from docassay.extractors.synth.locale import Locale, format_amount, format_date, format_number, format_percent
+from docassay.extractors.synth.words import amount_in_words
 
 __all__ = ["compose_invoice"]
 

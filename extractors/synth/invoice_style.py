@@ -9,11 +9,11 @@ import random
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from extractors.synth import names, vocab
-from extractors.synth.canvas import Color
-from extractors.synth.invoice_table import fit_columns
-from extractors.synth.locale import Locale
-from extractors.synth.names import IdPattern, Party
+from docassay.extractors.synth import names, vocab
+from docassay.extractors.synth.canvas import Color
+from docassay.extractors.synth.invoice_table import fit_columns
+from docassay.extractors.synth.locale import Locale
+from docassay.extractors.synth.names import IdPattern, Party
 
 __all__ = ["InvoiceStyle", "sample_invoice_style", "sample_locale", "TAX_RATES", "CURRENCY_OF"]
 

@@ -9,12 +9,12 @@ from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
-from extractors.synth import vocab
-from extractors.synth.canvas import FAMILIES, measure
-from extractors.synth.locale import Locale, format_amount, format_number, format_percent
+from docassay.extractors.synth import vocab
+from docassay.extractors.synth.canvas import FAMILIES, measure
+from docassay.extractors.synth.locale import Locale, format_amount, format_number, format_percent
 
 if TYPE_CHECKING:
-    from extractors.synth.invoice_style import InvoiceStyle
+    from docassay.extractors.synth.invoice_style import InvoiceStyle
 
 __all__ = ["Column", "table_columns", "fit_columns", "column_header", "MIN_DESC_WIDTH"]
 

@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from decimal import ROUND_HALF_UP, Decimal
 
-from extractors.synth import names, vocab
-from extractors.synth.invoice_style import InvoiceStyle
-from extractors.synth.locale import Locale, money
-from extractors.synth.names import Party
+from docassay.extractors.synth import names, vocab
+from docassay.extractors.synth.invoice_style import InvoiceStyle
+from docassay.extractors.synth.locale import Locale, money
+from docassay.extractors.synth.names import Party
 
 __all__ = ["Item", "TaxLine", "InvoiceValues", "sample_invoice_values"]
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import date
 from decimal import ROUND_HALF_UP, Decimal
 
-from extractors.synth import vocab
+from docassay.extractors.synth import vocab
 
 __all__ = ["Locale", "format_number", "format_amount", "format_date", "format_percent",
            "parse_amount", "parse_date", "money", "CENT"]

@@ -13,9 +13,9 @@ from dataclasses import dataclass, replace
 from datetime import date, timedelta
 from decimal import ROUND_HALF_UP, Decimal
 
-from extractors.synth import names, vocab
-from extractors.synth.canvas import FAMILIES, Layout, PageLayout, Tagged, measure, wrap
-from extractors.synth.locale import Locale, format_amount, format_date, format_number, money
+from docassay.extractors.synth import names, vocab
+from docassay.extractors.synth.canvas import FAMILIES, Layout, PageLayout, Tagged, measure, wrap
+from docassay.extractors.synth.locale import Locale, format_amount, format_date, format_number, money
 
 __all__ = ["ReceiptStyle", "ReceiptValues", "sample_receipt_style", "sample_receipt_values", "compose_receipt"]
 

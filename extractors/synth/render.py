@@ -17,8 +17,8 @@ import pypdfium2 as pdfium
 from PIL import Image
 from reportlab.pdfgen import canvas as rl_canvas
 
-from extractors.synth.canvas import ascent_descent
-from extractors.synth.types import SynthDoc
+from docassay.extractors.synth.canvas import ascent_descent
+from docassay.extractors.synth.types import SynthDoc
 
 __all__ = ["to_pdf", "to_png", "to_ocr_lines", "DEFAULT_DPI"]
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Union
 
-from extractors.document import BBox, Document
-from extractors.synth.canvas import Layout, TagHit
-from extractors.synth.locale import Locale
+from docassay.extractors.document import BBox, Document
+from docassay.extractors.synth.canvas import Layout, TagHit
+from docassay.extractors.synth.locale import Locale
 
 __all__ = ["Format", "SynthDoc", "Anchor", "FieldSpan", "CellSpan", "ItemSpan", "TruthSpans", "spans_from_hits",
            "SpanError"]

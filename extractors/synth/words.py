@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from extractors.synth import vocab
+from docassay.extractors.synth import vocab
 
 __all__ = ["number_to_words", "amount_in_words"]
 

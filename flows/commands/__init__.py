@@ -2,7 +2,7 @@
 
 Each module has `register(subparsers)` which adds its parser and sets `run=func(args) -> int`.
 """
-from flows.commands import db, deploy, extract, formats, model, quota, review, synth
+from docassay.flows.commands import db, deploy, extract, formats, model, quota, review, synth
 
 REGISTRY = {
     "db": db,

@@ -9,8 +9,8 @@ import sys
 from types import ModuleType
 from typing import Any
 
-from flows.job_options import add_job_options
-from infra.config import Settings
+from docassay.flows.job_options import add_job_options
+from docassay.infra.config import Settings
 
 
 def lazy_module(name: str) -> ModuleType:
@@ -30,7 +30,7 @@ def lazy_module(name: str) -> ModuleType:
 
 def connect(settings: Settings, **kwargs: Any):  # -> psycopg.Connection
     """`infra.db.connect`, imported when a command first connects."""
-    from infra.db import connect as _connect
+    from docassay.infra.db import connect as _connect
     return _connect(settings, **kwargs)
 
 

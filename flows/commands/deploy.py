@@ -12,7 +12,7 @@ import os
 import sys
 from pathlib import Path
 
-from flows.job_options import JobOptions, absolute_path, add_job_options
+from docassay.flows.job_options import JobOptions, absolute_path, add_job_options
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -57,7 +57,7 @@ def _inbox_options(p: argparse.ArgumentParser, *, repeat: bool) -> None:
 
 
 def _specs(args: argparse.Namespace) -> list:
-    from flows.inbox import InboxSpec
+    from docassay.flows.inbox import InboxSpec
     inboxes = args.inbox if isinstance(args.inbox, list) else [args.inbox]
     dests = args.dest if isinstance(args.dest, list) else [args.dest]
     if len(inboxes) != len(dests):
@@ -71,18 +71,18 @@ def _specs(args: argparse.Namespace) -> list:
 
 
 def _usage(message: str) -> Exception:
-    from infra.errors import ConfigError
+    from docassay.infra.errors import ConfigError
     return ConfigError(message)
 
 
 def _prefect() -> None:
-    from flows.prefect_env import quiet_prefect
+    from docassay.flows.prefect_env import quiet_prefect
     quiet_prefect()                                   # before Prefect is imported
 
 
 def run_serve(args: argparse.Namespace) -> int:
     _prefect()
-    from flows.deploy import InboxDeployment, serve
+    from docassay.flows.deploy import InboxDeployment, serve
 
     specs = _specs(args)
     names = args.name or []
@@ -103,7 +103,7 @@ def run_serve(args: argparse.Namespace) -> int:
 
 def run_once(args: argparse.Namespace) -> int:
     _prefect()
-    from flows.deploy import run_once as run
+    from docassay.flows.deploy import run_once as run
 
     (spec,) = _specs(args)
     summary = run(spec, task_runner=args.task_runner)

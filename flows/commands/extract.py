@@ -16,8 +16,8 @@ import json
 import sys
 from pathlib import Path
 
-from flows.job_options import add_job_options
-from infra.display import printable
+from docassay.flows.job_options import add_job_options
+from docassay.infra.display import printable
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -73,15 +73,15 @@ def _run(args: argparse.Namespace) -> int:
     if usage_error:
         print(f"docassay: error: {usage_error}", file=sys.stderr)
         return 2
-    from flows.orchestration import choose
-    from flows.job_options import JobOptions
-    from rules.errors import RulesError
+    from docassay.flows.orchestration import choose
+    from docassay.flows.job_options import JobOptions
+    from docassay.rules.errors import RulesError
 
     orchestrator = choose(args.orchestrator, args.task_runner)
     opts = JobOptions.from_args(args)
     out = _out_location(args.out) if args.out else None
     if isinstance(out, Path) and not args.estimate:            # busy or existing output: refused at once
-        from flows.output import preflight
+        from docassay.flows.output import preflight
         preflight(out, overwrite=args.overwrite, replaces=Path(args.retry_from) if args.retry_from else None)
     try:
         job = _preflight(opts, check_quota=not args.estimate)  # schema, rules, quota: before anything is read
@@ -90,8 +90,8 @@ def _run(args: argparse.Namespace) -> int:
         return 2
     if args.estimate:
         return _estimate(args, job)
-    from flows.extract_batch import BatchFailed, BatchInterrupted
-    from flows.signals import StopRequest, exit_status, hard_exit, stop_on_signals
+    from docassay.flows.extract_batch import BatchFailed, BatchInterrupted
+    from docassay.flows.signals import StopRequest, exit_status, hard_exit, stop_on_signals
     assert out is not None                                     # _check_inputs: --out is required here
     stop = StopRequest()
     try:
@@ -122,16 +122,16 @@ def _run(args: argparse.Namespace) -> int:
 
 def _run_batch(args: argparse.Namespace, opts, job, orchestrator: str, stop) -> dict:
     if orchestrator == "local":
-        from flows.extract_batch import ThreadDispatch, extract_batch
+        from docassay.flows.extract_batch import ThreadDispatch, extract_batch
         return extract_batch(args.paths, opts, args.out, dispatch=ThreadDispatch(args.concurrency), quiet=args.quiet,
                              max_error_ratio=args.max_error_ratio, retry_from=args.retry_from, stop=stop, job=job,
                              overwrite=args.overwrite)
     _close_budget(job)                                         # the flow builds its own job
-    from flows.reaper import guard
+    from docassay.flows.reaper import guard
     guard()                                                    # no Prefect server outlives a killed run
-    from flows.prefect_env import quiet_prefect
+    from docassay.flows.prefect_env import quiet_prefect
     quiet_prefect(quiet=args.quiet)                            # before Prefect is imported
-    from flows.extract_flow import run_extract                # Prefect loads only when needed
+    from docassay.flows.extract_flow import run_extract                # Prefect loads only when needed
     return run_extract(args.paths, opts, args.out, quiet=args.quiet, max_error_ratio=args.max_error_ratio,
                        retry_from=args.retry_from, task_runner=args.task_runner, stop=stop, overwrite=args.overwrite)
 
@@ -173,9 +173,9 @@ def _preflight(opts, *, check_quota: bool = True):
     """The job, once its schema and rule pack were read, every rule was planned against the schema's
     relations on the database (rules.check_rules), and a spent quota refused the batch (exit 1,
     nothing is read). ConfigError (bad schema) and RulesError (bad rule) are usage errors."""
-    from flows.jobs import build_job
-    from infra.db import Database
-    from rules import check_rules
+    from docassay.flows.jobs import build_job
+    from docassay.infra.db import Database
+    from docassay.rules import check_rules
     job = build_job(opts)
     try:
         if job.rules:                  # no migrations yet: a login that may not run rules sandboxed is told first
@@ -196,9 +196,9 @@ def _close_budget(job) -> None:
 
 
 def _estimate(args: argparse.Namespace, job) -> int:
-    from flows.batch import collect_sources, ground_truth_sidecar
-    from flows.estimate import estimate_batch
-    from flows.pipeline import open_context
+    from docassay.flows.batch import collect_sources, ground_truth_sidecar
+    from docassay.flows.estimate import estimate_batch
+    from docassay.flows.pipeline import open_context
 
     try:
         sources = collect_sources(args.paths, skip=ground_truth_sidecar, follow_links=job.settings.follow_links)
@@ -225,9 +225,9 @@ def _print_failure(summary: dict) -> None:
 
 def _print_problems(results: Path) -> None:
     """Per-document status of the documents that did not pass (first 20)."""
-    from flows.retry import read_rows
-    from flows.status import problem_lines
-    from infra.errors import ConfigError
+    from docassay.flows.retry import read_rows
+    from docassay.flows.status import problem_lines
+    from docassay.infra.errors import ConfigError
     try:
         rows = read_rows(results)
     except ConfigError:     # the batch ran; a listing problem must not change its exit status
@@ -242,5 +242,5 @@ def _print_problems(results: Path) -> None:
 def _report(args: argparse.Namespace, out) -> None:
     """--report: report.html beside results.jsonl (a failure to write it is said, not fatal)."""
     if getattr(args, "report", False):
-        from flows.report import report_for_batch
+        from docassay.flows.report import report_for_batch
         report_for_batch(args, out)

@@ -19,11 +19,11 @@ import json
 import sys
 from pathlib import Path
 
-from flows.commands.common import add_store_options, connect, lazy_module, settings_from
-from infra.display import printable
-from infra.errors import ConfigError
+from docassay.flows.commands.common import add_store_options, connect, lazy_module, settings_from
+from docassay.infra.display import printable
+from docassay.infra.errors import ConfigError
 
-store = lazy_module("infra.store")   # the database layer loads when a sub-command runs, not for --help
+store = lazy_module("docassay.infra.store")   # the database layer loads when a sub-command runs, not for --help
 FORMAT_STATUSES = ("pending_review", "active", "archived")   # = infra.store.FORMAT_STATUSES (a test pins it)
 
 
@@ -150,8 +150,8 @@ def run_diff(args: argparse.Namespace) -> int:
 
 
 def _job(args: argparse.Namespace):
-    from flows.batch import load_rule_pack, load_schema
-    from flows.pipeline import Job
+    from docassay.flows.batch import load_rule_pack, load_schema
+    from docassay.flows.pipeline import Job
     return Job(schema=load_schema(args.schema), rules=load_rule_pack(args.rules), settings=settings_from(args))
 
 
@@ -169,8 +169,8 @@ def run_promote(args: argparse.Namespace) -> int:
         if not args.force:
             if not args.schema:
                 raise ConfigError("promoting a version replays the golden documents: give --schema (or --force)")
-            from extractors.instructions.model import Instructions
-            from flows import lifecycle
+            from docassay.extractors.instructions.model import Instructions
+            from docassay.flows import lifecycle
             job = _job(args)
             current = store.active_version(conn, args.format_id)
             gate = lifecycle.reference_check(job, conn, lifecycle.objects_for(settings), args.format_id,
@@ -198,9 +198,9 @@ def run_archive(args: argparse.Namespace) -> int:
 
 
 def run_propose(args: argparse.Namespace) -> int:
-    from extractors.errors import InstructionError
-    from extractors.instructions.model import Instructions
-    from flows import lifecycle
+    from docassay.extractors.errors import InstructionError
+    from docassay.extractors.instructions.model import Instructions
+    from docassay.flows import lifecycle
     settings = settings_from(args)
     try:
         data = json.loads(Path(args.instructions).read_text("utf-8"))

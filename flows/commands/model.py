@@ -94,9 +94,9 @@ def _run_train(args: argparse.Namespace) -> int:
     args.out = target
     import torch
 
-    from infra.model.checkpoint import save
-    from infra.model.moe import MoEConfig
-    from infra.model.train import TrainConfig, train
+    from docassay.infra.model.checkpoint import save
+    from docassay.infra.model.moe import MoEConfig
+    from docassay.infra.model.train import TrainConfig, train
 
     torch.set_num_threads(max(1, args.threads))
     if args.docs < 2 or args.formats < 1:
@@ -105,8 +105,8 @@ def _run_train(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     train_set, val_set = _data(args)
     t_data = time.perf_counter() - t0
-    from extractors.instructions.generator import MIN_SCORE
-    from extractors.instructions.model_features import N_BUCKETS, numeric_names
+    from docassay.extractors.instructions.generator import MIN_SCORE
+    from docassay.extractors.instructions.model_features import N_BUCKETS, numeric_names
 
     version = _version(args)
     names = numeric_names(version)
@@ -134,7 +134,7 @@ def _run_train(args: argparse.Namespace) -> int:
 
 
 def _version(args: argparse.Namespace) -> int:
-    from extractors.instructions.model_features import FEATURE_VERSION
+    from docassay.extractors.instructions.model_features import FEATURE_VERSION
     return args.features or FEATURE_VERSION
 
 
@@ -146,8 +146,8 @@ def _data(args: argparse.Namespace):
 
     import numpy as np
 
-    from extractors.instructions.model_data import synth_labelled, to_tokens
-    from infra.model.tokens import TokenSet
+    from docassay.extractors.instructions.model_data import synth_labelled, to_tokens
+    from docassay.infra.model.tokens import TokenSet
 
     version = _version(args)
     sets = {}
@@ -194,6 +194,6 @@ SUBCOMMANDS: dict[str, tuple[Callable[[argparse.ArgumentParser], None], Callable
     "train": (_add_train, _run_train, "train the proposal ranker on synthetic documents and write its weights"),
 }
 
-from flows.commands.model_serve import SERVE_SUBCOMMANDS  # noqa: E402  serve|scale|status (issue 5, infra/serve)
+from docassay.flows.commands.model_serve import SERVE_SUBCOMMANDS  # noqa: E402  serve|scale|status (issue 5, infra/serve)
 
 SUBCOMMANDS.update(SERVE_SUBCOMMANDS)

@@ -21,7 +21,7 @@ __all__ = ["SERVE_SUBCOMMANDS"]
 
 
 def _default_url() -> str:
-    from infra.serve.client import DEFAULT_URL, MODEL_URL_ENV
+    from docassay.infra.serve.client import DEFAULT_URL, MODEL_URL_ENV
     return os.environ.get(MODEL_URL_ENV, DEFAULT_URL)
 
 
@@ -48,10 +48,10 @@ def _add_serve(p: argparse.ArgumentParser) -> None:
 
 
 def _run_serve(args: argparse.Namespace) -> int:
-    from extractors.instructions.model_scorer import DEFAULT_WEIGHTS, WEIGHTS_ENV
-    from infra.serve.autoscale import AutoscalePolicy
-    from infra.serve.engine import EngineOptions
-    from infra.serve.launch import ServeOptions, resolve_admin_token, serve_until_stopped, start
+    from docassay.extractors.instructions.model_scorer import DEFAULT_WEIGHTS, WEIGHTS_ENV
+    from docassay.infra.serve.autoscale import AutoscalePolicy
+    from docassay.infra.serve.engine import EngineOptions
+    from docassay.infra.serve.launch import ServeOptions, resolve_admin_token, serve_until_stopped, start
 
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO, stream=sys.stderr,
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
@@ -82,8 +82,8 @@ def _add_scale(p: argparse.ArgumentParser) -> None:
 
 
 def _run_scale(args: argparse.Namespace) -> int:
-    from infra.serve.client import ModelClient
-    from infra.serve.launch import resolve_admin_token
+    from docassay.infra.serve.client import ModelClient
+    from docassay.infra.serve.launch import resolve_admin_token
 
     token, _ = resolve_admin_token(args.token, args.token_file, create=False)
     report = ModelClient(args.url or _default_url()).scale(args.ranks, token=token, wait=not args.no_wait)
@@ -112,8 +112,8 @@ def _add_status(p: argparse.ArgumentParser) -> None:
 
 
 def _run_status(args: argparse.Namespace) -> int:
-    from infra.serve.client import ModelClient
-    from infra.serve.status import format_status
+    from docassay.infra.serve.client import ModelClient
+    from docassay.infra.serve.status import format_status
 
     status = ModelClient(args.url or _default_url(), timeout_s=30).status()
     print(json.dumps(status.to_json()) if args.json else format_status(status))

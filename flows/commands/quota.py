@@ -12,8 +12,8 @@ import argparse
 import json
 from datetime import date, datetime, timezone
 
-from flows.commands.common import add_store_options, settings_from
-from infra.errors import ConfigError
+from docassay.flows.commands.common import add_store_options, settings_from
+from docassay.infra.errors import ConfigError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -59,15 +59,15 @@ def _limit(text: str) -> int | None:
 
 
 def _subjects(args: argparse.Namespace, settings):
-    from infra.quota import Subject, subjects_for
+    from docassay.infra.quota import Subject, subjects_for
     given = [Subject("project", args.project)] if args.project else []
     given += [Subject("user", args.user)] if args.user else []
     return given or subjects_for(settings)
 
 
 def run_set(args: argparse.Namespace) -> int:
-    from infra.db import connect
-    from infra.quota import KEEP, Subject, set_limit
+    from docassay.infra.db import connect
+    from docassay.infra.quota import KEEP, Subject, set_limit
     if bool(args.project) == bool(args.user):
         raise ConfigError("quota set: give exactly one of --project NAME or --user NAME")
     if not hasattr(args, "input_tokens") and not hasattr(args, "output_tokens"):
@@ -82,8 +82,8 @@ def run_set(args: argparse.Namespace) -> int:
 
 
 def run_show(args: argparse.Namespace) -> int:
-    from infra.db import connect
-    from infra.quota import limits
+    from docassay.infra.db import connect
+    from docassay.infra.quota import limits
     settings = settings_from(args)
     with connect(settings) as conn:
         found = [limits(conn, settings, s) for s in _subjects(args, settings)]
@@ -96,8 +96,8 @@ def run_show(args: argparse.Namespace) -> int:
 
 
 def run_usage(args: argparse.Namespace) -> int:
-    from infra.db import connect
-    from infra.quota import next_reset, quota_day, release_expired, usage
+    from docassay.infra.db import connect
+    from docassay.infra.quota import next_reset, quota_day, release_expired, usage
     settings = settings_from(args)
     day = args.day or quota_day(settings)
     with connect(settings) as conn:

@@ -22,11 +22,11 @@ import json
 import sys
 from typing import Any
 
-from flows.commands.common import add_store_options, connect, lazy_module, settings_from
-from infra.display import printable
-from infra.errors import ConfigError
+from docassay.flows.commands.common import add_store_options, connect, lazy_module, settings_from
+from docassay.infra.display import printable
+from docassay.infra.errors import ConfigError
 
-store = lazy_module("infra.store")   # the database layer loads when a sub-command runs, not for --help
+store = lazy_module("docassay.infra.store")   # the database layer loads when a sub-command runs, not for --help
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -64,7 +64,7 @@ def register(sub: argparse._SubParsersAction) -> None:
             a.add_argument("--no-teach", action="store_true",
                            help="record the correction only; do not repair or learn the format's instructions")
         a.set_defaults(run=fn)
-    from flows.review_app.command import register_serve
+    from docassay.flows.review_app.command import register_serve
     register_serve(rsub)
 
 
@@ -155,11 +155,11 @@ def run_show(args: argparse.Namespace) -> int:
 def _session(args: argparse.Namespace):
     """A review session on the CLI's database: the job when --schema is given (then corrections
     are validated and teach the format), the format library and the document bytes under --home."""
-    from flows.pipeline import Job, open_context
+    from docassay.flows.pipeline import Job, open_context
     settings = settings_from(args)
     job = None
     if getattr(args, "schema", None):
-        from flows.batch import load_rule_pack, load_schema
+        from docassay.flows.batch import load_rule_pack, load_schema
         job = Job(schema=load_schema(args.schema), rules=load_rule_pack(getattr(args, "rules", None)),
                   settings=settings)
     cm = open_context(settings)
@@ -167,7 +167,7 @@ def _session(args: argparse.Namespace):
 
 
 def _run_action(args: argparse.Namespace, act) -> int:
-    from flows.review_actions import Session
+    from docassay.flows.review_actions import Session
     cm, job = _session(args)
     with cm as ctx:
         decision = act(Session(ctx, job))
@@ -182,17 +182,17 @@ def _run_action(args: argparse.Namespace, act) -> int:
 
 
 def run_accept(args: argparse.Namespace) -> int:
-    from flows import review_actions as ra
+    from docassay.flows import review_actions as ra
     return _run_action(args, lambda s: ra.accept(s, args.sha256, by=args.by, note=args.note))
 
 
 def run_reject(args: argparse.Namespace) -> int:
-    from flows import review_actions as ra
+    from docassay.flows import review_actions as ra
     return _run_action(args, lambda s: ra.reject(s, args.sha256, by=args.by, note=args.note))
 
 
 def run_correct(args: argparse.Namespace) -> int:
-    from flows import review_actions as ra
+    from docassay.flows import review_actions as ra
     if not args.sets and not args.unset:
         raise ConfigError("give at least one --set FIELD=VALUE or --unset FIELD")
     sets: dict[str, str] = {}

@@ -31,7 +31,7 @@ def run(args: argparse.Namespace) -> int:
     if args.formats < 1 or args.docs < 1:
         print("docassay: error: --formats and --docs must be at least 1", file=sys.stderr)
         return 2
-    from extractors.synth import write_dataset
+    from docassay.extractors.synth import write_dataset
     t = time.perf_counter()
     try:
         rows = write_dataset(args.out, args.formats, args.docs, kind=args.kind, split=args.split, seed=args.seed,

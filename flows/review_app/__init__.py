@@ -13,9 +13,9 @@ __all__ = ["AppConfig", "SecurityConfig", "create_app"]
 
 def __getattr__(name: str) -> Any:
     if name in ("AppConfig", "create_app"):
-        from flows.review_app import app
+        from docassay.flows.review_app import app
         return getattr(app, name)
     if name == "SecurityConfig":
-        from flows.review_app.security import SecurityConfig
+        from docassay.flows.review_app.security import SecurityConfig
         return SecurityConfig
     raise AttributeError(name)

@@ -28,19 +28,19 @@ from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Re
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from extractors.errors import InstructionError, ParseError
-from extractors.instructions.executor import execute
-from extractors.instructions.model import Instructions
-from extractors.parsers import parse
-from flows import review_actions as ra
-from flows.page_images import VIEW_WIDTH, PageCache, cache_for, load_bytes
-from flows.review_app.security import Guard, SecurityConfig
-from flows.review_app.templating import environment, page_models
-from flows.review_queue import QueueFilter, build_queue
-from flows.review_view import field_views, item_boxes
-from infra import review_store, store
-from infra.config import Settings
-from infra.errors import DocassayError
+from docassay.extractors.errors import InstructionError, ParseError
+from docassay.extractors.instructions.executor import execute
+from docassay.extractors.instructions.model import Instructions
+from docassay.extractors.parsers import parse
+from docassay.flows import review_actions as ra
+from docassay.flows.page_images import VIEW_WIDTH, PageCache, cache_for, load_bytes
+from docassay.flows.review_app.security import Guard, SecurityConfig
+from docassay.flows.review_app.templating import environment, page_models
+from docassay.flows.review_queue import QueueFilter, build_queue
+from docassay.flows.review_view import field_views, item_boxes
+from docassay.infra import review_store, store
+from docassay.infra.config import Settings
+from docassay.infra.errors import DocassayError
 
 __all__ = ["AppConfig", "ReviewApp", "create_app"]
 
@@ -160,7 +160,7 @@ class ReviewApp:
 
     @staticmethod
     def _has_image(data: bytes) -> bool:
-        from flows.page_images import has_image
+        from docassay.flows.page_images import has_image
         return has_image(data)
 
     def page_image(self, req: Request) -> Response:
@@ -256,10 +256,10 @@ def create_app(config: AppConfig, ctx: Any = None) -> Any:
     from contextlib import asynccontextmanager
     own = ctx is None
     if ctx is None:
-        from flows.pipeline import RunContext
-        from extractors.library import FormatLibrary
-        from flows import lifecycle
-        from infra.db import Database
+        from docassay.flows.pipeline import RunContext
+        from docassay.extractors.library import FormatLibrary
+        from docassay.flows import lifecycle
+        from docassay.infra.db import Database
         ctx = RunContext(Database.from_settings(config.settings), FormatLibrary.from_settings(config.settings),
                          lifecycle.objects_for(config.settings))
     app_state = ReviewApp(config, ctx)

@@ -15,7 +15,7 @@ import os
 import secrets
 import sys
 
-from flows.commands.common import add_store_options, settings_from
+from docassay.flows.commands.common import add_store_options, settings_from
 
 __all__ = ["register_serve", "run_serve", "DEFAULT_PORT"]
 
@@ -39,13 +39,13 @@ def register_serve(rsub: argparse._SubParsersAction) -> None:
 def run_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from flows.pipeline import Job
-    from flows.review_app.app import AppConfig, create_app
-    from flows.review_app.security import SecurityConfig, is_loopback
+    from docassay.flows.pipeline import Job
+    from docassay.flows.review_app.app import AppConfig, create_app
+    from docassay.flows.review_app.security import SecurityConfig, is_loopback
     settings = settings_from(args)
     job = None
     if args.schema:
-        from flows.batch import load_rule_pack, load_schema
+        from docassay.flows.batch import load_rule_pack, load_schema
         job = Job(schema=load_schema(args.schema), rules=load_rule_pack(args.rules), settings=settings)
     token = args.token or os.environ.get("DOCASSAY_REVIEW_TOKEN") or None
     if token is None and not is_loopback(args.host):

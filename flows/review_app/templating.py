@@ -14,8 +14,8 @@ from typing import Any, Callable, Sequence
 import jinja2
 from markupsafe import Markup
 
-from flows.page_images import PageView
-from flows.review_view import FieldView, ItemBox
+from docassay.flows.page_images import PageView
+from docassay.flows.review_view import FieldView, ItemBox
 
 __all__ = ["environment", "page_models", "script_json"]
 

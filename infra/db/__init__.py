@@ -8,12 +8,12 @@
     embedded.ensure_running(home) / embedded.stop(data_dir) / embedded.data_dir_for(home)
     dump_json / load_json                          JSON in text columns (DSQL has no jsonb columns)
 """
-from infra.db import embedded
-from infra.db.connection import Database, connect, dialect_of, resolve_dsn
-from infra.db.errors import EmbeddedServerError, MigrationError, SqlTextError
-from infra.db.jsontext import dump_json, load_json
-from infra.db.migrate import Migration, apply_migrations, discover
-from infra.db.retry import DEFAULT_RETRY, RetryPolicy, is_retryable, retry_on_conflict, transact
+from docassay.infra.db import embedded
+from docassay.infra.db.connection import Database, connect, dialect_of, resolve_dsn
+from docassay.infra.db.errors import EmbeddedServerError, MigrationError, SqlTextError
+from docassay.infra.db.jsontext import dump_json, load_json
+from docassay.infra.db.migrate import Migration, apply_migrations, discover
+from docassay.infra.db.retry import DEFAULT_RETRY, RetryPolicy, is_retryable, retry_on_conflict, transact
 
 __all__ = [
     "Database", "connect", "resolve_dsn", "dialect_of", "embedded",

@@ -26,9 +26,9 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
-from infra.db.errors import SqlTextError
-from infra.db.sqltext import split_statements, tokenize
-from infra.errors import ConfigError
+from docassay.infra.db.errors import SqlTextError
+from docassay.infra.db.sqltext import split_statements, tokenize
+from docassay.infra.errors import ConfigError
 
 __all__ = ["is_dsql_host", "dsql_region", "with_iam_token", "is_dsql_url", "dsql_dsn", "dsql_violations",
            "DSQL_SCHEME"]
@@ -100,7 +100,7 @@ def dsql_dsn(url: str) -> str:
     region = query.pop("region", None)
     host = parts.hostname
     if _CLUSTER_ID.match(host):
-        from infra.aws import default_region
+        from docassay.infra.aws import default_region
         host = f"{host}.dsql.{region or default_region()}.on.aws"
     elif not is_dsql_host(host):
         raise ConfigError(f"{host!r} is neither an Aurora DSQL endpoint (<id>.dsql.<region>.on.aws) "

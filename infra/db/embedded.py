@@ -53,7 +53,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
-from infra.db.errors import EmbeddedServerError
+from docassay.infra.db.errors import EmbeddedServerError
 
 __all__ = ["PG_DIR_ENV", "KEEP_ENV", "EmbeddedServer", "ServerStatus", "data_dir_for", "ensure_running", "stop",
            "status", "command_scope", "finish_command"]

@@ -9,7 +9,7 @@ Each carries context: the data directory and its server log, the migration versi
 """
 from __future__ import annotations
 
-from infra.errors import DatabaseError
+from docassay.infra.errors import DatabaseError
 
 
 class EmbeddedServerError(DatabaseError):

@@ -26,9 +26,9 @@ from typing import Callable, Literal
 
 import psycopg
 
-from infra.db.errors import MigrationError, SqlTextError
-from infra.db.retry import retry_on_conflict
-from infra.db.sqltext import split_statements
+from docassay.infra.db.errors import MigrationError, SqlTextError
+from docassay.infra.db.retry import retry_on_conflict
+from docassay.infra.db.sqltext import split_statements
 
 __all__ = ["Dialect", "Migration", "discover", "applied", "pending", "apply_migrations", "to_dsql", "MIGRATIONS_TABLE"]
 
@@ -60,7 +60,7 @@ class Migration:
         return hashlib.sha256(self.sql.encode()).hexdigest()
 
 
-def discover(package: str = "infra.db.migrations") -> list[Migration]:
+def discover(package: str = "docassay.infra.db.migrations") -> list[Migration]:
     """The migrations shipped in `package`, in version order; rejects malformed names and duplicates."""
     found: dict[int, Migration] = {}
     for entry in importlib.resources.files(package).iterdir():

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from typing import Iterator, Literal
 
-from infra.db.errors import SqlTextError
+from docassay.infra.db.errors import SqlTextError
 
 __all__ = ["Token", "tokenize", "Statement", "split_statements"]
 

@@ -10,8 +10,8 @@ from typing import Any
 
 import torch
 
-from infra.errors import ConfigError
-from infra.model.moe import MoEConfig, ProposalRanker
+from docassay.infra.errors import ConfigError
+from docassay.infra.model.moe import MoEConfig, ProposalRanker
 
 __all__ = ["save", "load", "FORMAT"]
 

@@ -40,8 +40,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from infra.model.moe import MoEConfig, ProposalRanker, RankerOutput
-from infra.model.tokens import Batch, TokenSet
+from docassay.infra.model.moe import MoEConfig, ProposalRanker, RankerOutput
+from docassay.infra.model.tokens import Batch, TokenSet
 
 __all__ = ["TrainConfig", "TrainResult", "train", "evaluate", "group_top1", "SCHEDULES"]
 

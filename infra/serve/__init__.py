@@ -14,11 +14,11 @@
 
 Only the names below are public (pinned by tests/infra/test_serve_placement.py).
 """
-from infra.serve.client import DEFAULT_URL, MODEL_URL_ENV, ModelClient
-from infra.serve.errors import (BadRequest, RequestTimeout, ServeError, ServerBusy, ServerUnavailable,
+from docassay.infra.serve.client import DEFAULT_URL, MODEL_URL_ENV, ModelClient
+from docassay.infra.serve.errors import (BadRequest, RequestTimeout, ServeError, ServerBusy, ServerUnavailable,
                                 Unauthorized)
-from infra.serve.placement import check_placement, plan_moves, plan_placement, replica_counts, slots_per_rank
-from infra.serve.status import ServerStatus
+from docassay.infra.serve.placement import check_placement, plan_moves, plan_placement, replica_counts, slots_per_rank
+from docassay.infra.serve.status import ServerStatus
 
 __all__ = ["ModelClient", "MODEL_URL_ENV", "DEFAULT_URL", "ServerStatus", "ServeError", "BadRequest",
            "Unauthorized", "ServerBusy", "ServerUnavailable", "RequestTimeout", "plan_placement", "plan_moves",

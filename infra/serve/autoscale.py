@@ -19,7 +19,7 @@ import threading
 import time
 from dataclasses import asdict, dataclass
 
-from infra.serve.errors import ServeError
+from docassay.infra.serve.errors import ServeError
 
 __all__ = ["AutoscalePolicy", "AutoscaleInputs", "decide", "Autoscaler"]
 

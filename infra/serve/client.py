@@ -21,9 +21,9 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
-from infra.serve.errors import RequestTimeout, ServeError, ServerBusy, ServerUnavailable, for_status
-from infra.serve.status import ServerStatus
-from infra.serve.wire import decode_array, encode_doc
+from docassay.infra.serve.errors import RequestTimeout, ServeError, ServerBusy, ServerUnavailable, for_status
+from docassay.infra.serve.status import ServerStatus
+from docassay.infra.serve.wire import decode_array, encode_doc
 
 __all__ = ["ModelClient", "MODEL_URL_ENV", "DEFAULT_URL"]
 

@@ -28,13 +28,13 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from infra.serve.comm import Ctl, World, memory_stats
-from infra.serve.errors import RequestTimeout, ServeError, ServerBusy, ServerUnavailable
-from infra.serve.front import DocInput, FrontModel
-from infra.serve.placement import EMPTY, holders
-from infra.serve.reconfig import PlanSettings, RankMemory, ReconfigReport, Reconfiguration
-from infra.serve.shard import ExpertShard
-from infra.serve.status import Counters, ModelInfo, ServerStatus
+from docassay.infra.serve.comm import Ctl, World, memory_stats
+from docassay.infra.serve.errors import RequestTimeout, ServeError, ServerBusy, ServerUnavailable
+from docassay.infra.serve.front import DocInput, FrontModel
+from docassay.infra.serve.placement import EMPTY, holders
+from docassay.infra.serve.reconfig import PlanSettings, RankMemory, ReconfigReport, Reconfiguration
+from docassay.infra.serve.shard import ExpertShard
+from docassay.infra.serve.status import Counters, ModelInfo, ServerStatus
 
 __all__ = ["Engine", "EngineOptions"]
 
@@ -406,7 +406,7 @@ class Engine:
 
     def _degrade(self, dead: list[int], why: str) -> bool:
         """Serve on rank 0 alone from here on (module docstring); False when that is not possible."""
-        from infra.model.checkpoint import load
+        from docassay.infra.model.checkpoint import load
         log.error("model server lost rank(s) %s (%s): serving on rank 0 alone", dead, why)
         for p in self.procs:                       # the others wait on a world that cannot complete
             if p.is_alive():

@@ -12,7 +12,7 @@ Each carries `status` (the HTTP status, 0 when no answer came) and the server's 
 """
 from __future__ import annotations
 
-from infra.errors import DocassayError
+from docassay.infra.errors import DocassayError
 
 __all__ = ["ServeError", "BadRequest", "Unauthorized", "ServerBusy", "ServerUnavailable", "RequestTimeout",
            "for_status"]

@@ -26,9 +26,9 @@ import numpy as np
 import torch
 import torch.distributed as dist
 
-from infra.model.moe import MLP, MoE, ProposalRanker
-from infra.serve.comm import Op, Tag, World
-from infra.serve.shard import ExpertShard
+from docassay.infra.model.moe import MLP, MoE, ProposalRanker
+from docassay.infra.serve.comm import Op, Tag, World
+from docassay.infra.serve.shard import ExpertShard
 
 __all__ = ["DocInput", "FrontModel", "BatchStats"]
 

@@ -25,9 +25,9 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
 
-from infra.serve.engine import Engine
-from infra.serve.errors import BadRequest, ServeError, ServerBusy, Unauthorized
-from infra.serve.wire import decode_doc, encode_array
+from docassay.infra.serve.engine import Engine
+from docassay.infra.serve.errors import BadRequest, ServeError, ServerBusy, Unauthorized
+from docassay.infra.serve.wire import decode_doc, encode_array
 
 __all__ = ["ModelHTTPServer", "HttpLimits"]
 

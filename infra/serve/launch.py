@@ -25,15 +25,15 @@ from pathlib import Path
 
 import torch
 
-from infra.errors import ConfigError
-from infra.serve.autoscale import AutoscalePolicy, Autoscaler
-from infra.serve.comm import init_world, release_memory
-from infra.serve.engine import Engine, EngineOptions
-from infra.serve.front import FrontModel
-from infra.serve.http import ModelHTTPServer
-from infra.serve.shard import ExpertShard
-from infra.serve.status import ModelInfo
-from infra.serve.worker import receive_shape, worker_main
+from docassay.infra.errors import ConfigError
+from docassay.infra.serve.autoscale import AutoscalePolicy, Autoscaler
+from docassay.infra.serve.comm import init_world, release_memory
+from docassay.infra.serve.engine import Engine, EngineOptions
+from docassay.infra.serve.front import FrontModel
+from docassay.infra.serve.http import ModelHTTPServer
+from docassay.infra.serve.shard import ExpertShard
+from docassay.infra.serve.status import ModelInfo
+from docassay.infra.serve.worker import receive_shape, worker_main
 
 __all__ = ["ServeOptions", "Server", "start", "resolve_admin_token", "ADMIN_TOKEN_ENV", "default_token_file"]
 
@@ -121,7 +121,7 @@ def start(opts: ServeOptions) -> Server:
     try:
         torch.set_num_threads(opts.threads_per_rank)
         world = init_world(0, opts.max_ranks, RENDEZVOUS_HOST, port, timeout_s=opts.collective_timeout_s)
-        from infra.model.checkpoint import load
+        from docassay.infra.model.checkpoint import load
         model, meta = load(weights)
         front = FrontModel(model, world.device)
         cfg = front.cfg
@@ -166,7 +166,7 @@ def serve_until_stopped(server: Server) -> None:
 
 
 def default_token_file() -> Path:
-    from infra.config import default_home
+    from docassay.infra.config import default_home
     return default_home() / "serve" / "admin-token"
 
 

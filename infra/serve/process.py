@@ -16,8 +16,8 @@ import threading
 import time
 from pathlib import Path
 
-from infra.serve.client import ModelClient
-from infra.serve.errors import ServeError
+from docassay.infra.serve.client import ModelClient
+from docassay.infra.serve.errors import ServeError
 
 __all__ = ["ServerProcess"]
 
@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[2]
 class ServerProcess:
     def __init__(self, weights: Path, *, max_ranks: int, ranks: int, token: str, log: Path,
                  extra: tuple[str, ...] = (), startup_timeout_s: float = 300.0, threads: int = 1) -> None:
-        cmd = [sys.executable, "-m", "flows.cli", "model", "serve", "--max-ranks", str(max_ranks),
+        cmd = [sys.executable, "-m", "docassay.flows.cli", "model", "serve", "--max-ranks", str(max_ranks),
                "--ranks", str(ranks), "--port", "0", "--weights", str(weights), "--admin-token", token,
                "--threads", str(threads), *extra]
         self.log = Path(log)

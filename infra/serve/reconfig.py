@@ -25,9 +25,9 @@ from enum import Enum
 
 import torch
 
-from infra.serve.comm import Ctl, World, memory_stats, release_memory
-from infra.serve.placement import MOVE_COLUMNS, plan_moves, plan_placement, slots_per_rank
-from infra.serve.shard import ExpertShard, apply_moves
+from docassay.infra.serve.comm import Ctl, World, memory_stats, release_memory
+from docassay.infra.serve.placement import MOVE_COLUMNS, plan_moves, plan_placement, slots_per_rank
+from docassay.infra.serve.shard import ExpertShard, apply_moves
 
 __all__ = ["Phase", "RankMemory", "ReconfigReport", "Reconfiguration", "follow_scale", "PlanSettings"]
 

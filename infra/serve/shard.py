@@ -16,8 +16,8 @@ import torch
 import torch.distributed as dist
 import torch.nn.functional as F
 
-from infra.serve.comm import Tag, World
-from infra.serve.placement import EMPTY
+from docassay.infra.serve.comm import Tag, World
+from docassay.infra.serve.placement import EMPTY
 
 __all__ = ["ExpertCopy", "ExpertShard", "apply_moves"]
 

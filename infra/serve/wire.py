@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from infra.serve.errors import BadRequest
-from infra.serve.front import DocInput
+from docassay.infra.serve.errors import BadRequest
+from docassay.infra.serve.front import DocInput
 
 __all__ = ["encode_array", "decode_array", "encode_doc", "decode_doc"]
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 import torch
 import torch.distributed as dist
 
-from infra.serve.comm import CONTROL_LEN, Ctl, Op, Tag, World, init_world, memory_stats
-from infra.serve.reconfig import follow_scale
-from infra.serve.shard import ExpertShard
+from docassay.infra.serve.comm import CONTROL_LEN, Ctl, Op, Tag, World, init_world, memory_stats
+from docassay.infra.serve.reconfig import follow_scale
+from docassay.infra.serve.shard import ExpertShard
 
 __all__ = ["worker_main", "receive_shape"]
 

@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 from bench.einvoice import _replace_xml, _strip, _xml_of
-from extractors.einvoice import read_pdf
-from extractors.synth import make_document, make_format, to_pdf
-from extractors.synth.einvoice import embed_xml, to_cii
+from docassay.extractors.einvoice import read_pdf
+from docassay.extractors.synth import make_document, make_format, to_pdf
+from docassay.extractors.synth.einvoice import embed_xml, to_cii
 
 
 def test_strip_and_swap_attachments() -> None:

@@ -2,13 +2,13 @@
 item names without identifier lines, the XML's sign, and where a value is printed."""
 from __future__ import annotations
 
-from extractors.einvoice import read_pdf, read_xml
-from extractors.einvoice.mapping import field_map, map_record
-from extractors.einvoice.printed import find_printed
-from extractors.parsers import parse
-from extractors.spans import DocIndex
-from extractors.synth import make_document, make_format, to_pdf
-from extractors.synth.einvoice import embed_xml, to_cii, to_ubl
+from docassay.extractors.einvoice import read_pdf, read_xml
+from docassay.extractors.einvoice.mapping import field_map, map_record
+from docassay.extractors.einvoice.printed import find_printed
+from docassay.extractors.parsers import parse
+from docassay.extractors.spans import DocIndex
+from docassay.extractors.synth import make_document, make_format, to_pdf
+from docassay.extractors.synth.einvoice import embed_xml, to_cii, to_ubl
 from tests.extractors.einvoice_fixtures import SCHEMA, TRUTH
 from tests.extractors.test_einvoice_parsers import ZUGFERD1
 
@@ -67,7 +67,7 @@ def test_printed_values_are_found_with_their_place() -> None:
 
 def test_a_bad_xpath_is_a_config_error_naming_the_field() -> None:
     import pytest
-    from infra.errors import ConfigError
+    from docassay.infra.errors import ConfigError
     schema = {"type": "object", "properties": {"x": {"type": "string", "x-docassay": {"einvoice": {"xpath": "//*[("}}}}}
     with pytest.raises(ConfigError) as e:
         map_record(read_xml(to_cii(TRUTH)), schema)
@@ -76,7 +76,7 @@ def test_a_bad_xpath_is_a_config_error_naming_the_field() -> None:
 
 def test_credit_note_amounts_as_written_or_negative() -> None:
     import pytest
-    from infra.errors import ConfigError
+    from docassay.infra.errors import ConfigError
     cn = read_xml(to_ubl(TRUTH, credit_note=True))
     assert map_record(cn, SCHEMA).record["gross_total"] == 529.87, "as the XML writes it (default)"
     neg = {**SCHEMA, "x-docassay": {"einvoice": {"credit_note_amounts": "negative"}}}

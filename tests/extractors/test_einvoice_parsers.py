@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import pytest
 
-from extractors.einvoice import read_pdf, read_xml
-from extractors.errors import ParseError
-from extractors.synth import make_document, make_format, to_pdf
-from extractors.synth.einvoice import embed_xml, strip_attachments, to_cii, to_ubl
+from docassay.extractors.einvoice import read_pdf, read_xml
+from docassay.extractors.errors import ParseError
+from docassay.extractors.synth import make_document, make_format, to_pdf
+from docassay.extractors.synth.einvoice import embed_xml, strip_attachments, to_cii, to_ubl
 from tests.extractors.einvoice_fixtures import TRUTH
 
 # A ZUGFeRD 1.0 invoice in the old vocabulary (CrossIndustryDocument, ApplicableSupplyChainTrade*).
@@ -114,6 +114,6 @@ def test_ubl_attached_to_a_pdf_is_read_too() -> None:
 
 def test_a_pdf_whose_attachments_cannot_be_walked_is_no_e_invoice_and_no_error() -> None:
     """The print still decides: attachments pypdf cannot read are skipped, not a row error."""
-    from extractors.einvoice.attachments import embedded_xml
+    from docassay.extractors.einvoice.attachments import embedded_xml
     found = embedded_xml(b"%PDF-1.4\nthis is not a PDF body at all", "odd.pdf", 1 << 20)
     assert found.xml == [] and found.skipped and "unreadable" in found.skipped[0]

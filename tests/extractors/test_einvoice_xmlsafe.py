@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from extractors.einvoice import read_pdf, read_xml
-from extractors.einvoice.xmlsafe import parse_xml
-from extractors.errors import ParseError
-from extractors.synth import make_document, make_format, to_pdf
-from extractors.synth.einvoice import embed_xml
+from docassay.extractors.einvoice import read_pdf, read_xml
+from docassay.extractors.einvoice.xmlsafe import parse_xml
+from docassay.extractors.errors import ParseError
+from docassay.extractors.synth import make_document, make_format, to_pdf
+from docassay.extractors.synth.einvoice import embed_xml
 
 LAUGHS = b"""<?xml version="1.0"?>
 <!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;">

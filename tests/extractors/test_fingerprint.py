@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from builders import make_doc
-from extractors.errors import ParseError
-from extractors.fingerprint import GROUPS, fingerprint, fingerprint_groups, similarity, token_kind
+from docassay.extractors.errors import ParseError
+from docassay.extractors.fingerprint import GROUPS, fingerprint, fingerprint_groups, similarity, token_kind
 
 # The threshold bench/format_matching.py calibrates (Settings.match_threshold should follow it).
 # Tests hold same-format pairs clearly above and different-format pairs clearly below it.
@@ -165,7 +165,7 @@ def test_typical_page_is_cheap():
 
 @pytest.mark.skipif(not (DATA / "invoices").is_dir(), reason="dev data not present")
 def test_real_pdfs_one_template_match_and_other_senders_do_not():
-    parsers = pytest.importorskip("extractors.parsers")
+    parsers = pytest.importorskip("docassay.extractors.parsers")
     inv = DATA / "invoices"
     fx_a = fingerprint(parsers.parse(inv / "zugferd-fx22-en16931-einfach.pdf"))
     fx_b = fingerprint(parsers.parse(inv / "zugferd-fx22-en16931-reisekostenabrechnung.pdf"))

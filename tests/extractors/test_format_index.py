@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from extractors.format_index import INDEX_FILE, FormatIndex, FormatIndexBase, Match, matches_filter
-from infra.errors import ConfigError
+from docassay.extractors.format_index import INDEX_FILE, FormatIndex, FormatIndexBase, Match, matches_filter
+from docassay.infra.errors import ConfigError
 
 DIM = 32
 

@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 
 from awsmock import aws_offline, emulate_query_vectors  # noqa: F401  (fixture)
-from extractors.format_index import FormatIndex, FormatIndexBase
-from extractors.format_index_s3vectors import S3VectorsFormatIndex, parse_s3vectors_url
-from infra.errors import ConfigError
+from docassay.extractors.format_index import FormatIndex, FormatIndexBase
+from docassay.extractors.format_index_s3vectors import S3VectorsFormatIndex, parse_s3vectors_url
+from docassay.infra.errors import ConfigError
 
 boto3 = pytest.importorskip("boto3")
 pytest.importorskip("moto")

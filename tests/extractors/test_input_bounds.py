@@ -6,9 +6,9 @@ import zlib
 
 import pytest
 
-from extractors.errors import ParseError
-from extractors.parsers import parse
-from infra.config import Settings
+from docassay.extractors.errors import ParseError
+from docassay.extractors.parsers import parse
+from docassay.infra.config import Settings
 
 
 def image_pdf(width: int, height: int, grey: int = 0) -> bytes:

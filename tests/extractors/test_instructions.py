@@ -3,9 +3,9 @@ import json
 import pytest
 from builders import make_doc
 
-from extractors.errors import InstructionError
-from extractors.instructions.executor import execute
-from extractors.instructions.model import Instructions, validate_instructions
+from docassay.extractors.errors import InstructionError
+from docassay.extractors.instructions.executor import execute
+from docassay.extractors.instructions.model import Instructions, validate_instructions
 
 INS = {
     "docassay_instructions": 1,

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from extractors.errors import ParseError
-from extractors.parsers import read_source
+from docassay.extractors.errors import ParseError
+from docassay.extractors.parsers import read_source
 
 LIMIT = 1 << 20
 

@@ -7,15 +7,15 @@ from pathlib import Path
 
 import numpy as np
 
-from extractors.instructions import baseline
-from extractors.instructions.generator import detect_locale, schema_fields
-from extractors.instructions.model_data import (as_ocr_lines, label_document, reword_format, same_value, synth_examples,
+from docassay.extractors.instructions import baseline
+from docassay.extractors.instructions.generator import detect_locale, schema_fields
+from docassay.extractors.instructions.model_data import (as_ocr_lines, label_document, reword_format, same_value, synth_examples,
                                                 synth_labelled)
-from extractors.instructions.model_features import (N_BUCKETS, NUMERIC, _h, concept_matches, featurize, numeric_names,
+from docassay.extractors.instructions.model_features import (N_BUCKETS, NUMERIC, _h, concept_matches, featurize, numeric_names,
                                                     value_class, value_shape)
-from extractors.instructions.proposals import propose
-from extractors.spans import DocIndex
-from extractors.synth import generate
+from docassay.extractors.instructions.proposals import propose
+from docassay.extractors.spans import DocIndex
+from docassay.extractors.synth import generate
 
 SCHEMA = json.loads((Path(__file__).resolve().parents[2] / "examples" / "invoices" / "schema.json").read_text())
 

@@ -8,15 +8,15 @@ from pathlib import Path
 import pytest
 import torch
 
-from extractors.errors import InstructionError
-from extractors.instructions.executor import execute
-from extractors.instructions.generator import detect_locale, generate, schema_fields
-from extractors.instructions.model_features import FEATURE_VERSION
-from extractors.instructions.model_scorer import DEFAULT_WEIGHTS, ModelScorer, model_scorer
-from extractors.instructions.proposals import propose
-from extractors.spans import DocIndex
-from extractors.synth import generate as synth
-from infra.model.checkpoint import load
+from docassay.extractors.errors import InstructionError
+from docassay.extractors.instructions.executor import execute
+from docassay.extractors.instructions.generator import detect_locale, generate, schema_fields
+from docassay.extractors.instructions.model_features import FEATURE_VERSION
+from docassay.extractors.instructions.model_scorer import DEFAULT_WEIGHTS, ModelScorer, model_scorer
+from docassay.extractors.instructions.proposals import propose
+from docassay.extractors.spans import DocIndex
+from docassay.extractors.synth import generate as synth
+from docassay.infra.model.checkpoint import load
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = json.loads((ROOT / "examples" / "invoices" / "schema.json").read_text())

@@ -1,4 +1,4 @@
-"""extractors.normalize: amounts, dates, currencies, identifiers, names and document conventions.
+"""docassay.extractors.normalize: amounts, dates, currencies, identifiers, names and document conventions.
 
 The tables hold forms printed on real invoices and receipts (ZUGFeRD, invoice2data, SROIE) and
 the usual locale variants; the last tests read the dev data under /work/shared/data when present.
@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from extractors import normalize as nz
+from docassay.extractors import normalize as nz
 
 DATA = os.environ.get("DOCASSAY_DATA", "/work/shared/data")
 

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from extractors.parsers.ocr import DET_MAX_SIDE, OcrSettings
-from infra.errors import ConfigError
+from docassay.extractors.parsers.ocr import DET_MAX_SIDE, OcrSettings
+from docassay.infra.errors import ConfigError
 
 
 def test_defaults_and_overrides(monkeypatch: pytest.MonkeyPatch) -> None:

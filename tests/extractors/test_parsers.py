@@ -13,12 +13,12 @@ import zlib
 import pytest
 from reportlab.pdfgen import canvas
 
-import extractors.parsers as parsers
-from extractors.errors import ParseError
-from extractors.parsers import REGISTRY, detect, parse
-from extractors.parsers.jsonguard import json_depth, load_json
-from extractors.parsers.words import clean_text, split_line
-from infra.config import Limits, Settings
+import docassay.extractors.parsers as parsers
+from docassay.extractors.errors import ParseError
+from docassay.extractors.parsers import REGISTRY, detect, parse
+from docassay.extractors.parsers.jsonguard import json_depth, load_json
+from docassay.extractors.parsers.words import clean_text, split_line
+from docassay.infra.config import Limits, Settings
 
 
 def settings(**limits: object) -> Settings:

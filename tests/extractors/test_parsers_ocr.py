@@ -13,9 +13,9 @@ import pytest
 from PIL import Image
 from reportlab.pdfgen import canvas
 
-from extractors.document import Document
-from extractors.errors import ParseError
-from extractors.parsers import parse
+from docassay.extractors.document import Document
+from docassay.extractors.errors import ParseError
+from docassay.extractors.parsers import parse
 
 RECEIPTS = Path("/work/shared/data/receipts")
 
@@ -104,7 +104,7 @@ def test_blank_and_truncated_images():
 
 def test_tiff_with_too_many_frames_is_refused():
     import dataclasses
-    from infra.config import Limits, Settings
+    from docassay.infra.config import Limits, Settings
     frames = [Image.new("L", (20, 20), "white") for _ in range(4)]
     data = encode(frames[0], "TIFF", save_all=True, append_images=frames[1:])
     cfg = Settings(limits=dataclasses.replace(Limits(), max_pages=3))
@@ -175,7 +175,7 @@ def _bag(text: str) -> str:
 @pytest.mark.skipif(not _scans(), reason="SROIE receipt scans not present")
 def test_sroie_receipt_scans_through_ocr():
     import difflib
-    from extractors.parsers.ocr_lines import read_lines
+    from docassay.extractors.parsers.ocr_lines import read_lines
     sims, secs = [], []
     for path in _scans()[::5]:                          # 10 of 48, ~4 s each on 2 cores
         t = time.perf_counter()
@@ -193,7 +193,7 @@ def test_sroie_receipt_scans_through_ocr():
 
 
 def test_words_from_character_boxes_restore_dropped_spaces_and_keep_amounts_whole():
-    from extractors.parsers.ocr import OcrLine, _words_from_chars
+    from docassay.extractors.parsers.ocr import OcrLine, _words_from_chars
 
     def chars(spec):
         out, x = [], 10.0

@@ -14,8 +14,8 @@ from reportlab.lib.utils import ImageReader
 from reportlab.pdfbase.pdfmetrics import stringWidth
 from reportlab.pdfgen import canvas
 
-from extractors.document import Document, Page, Word
-from extractors.parsers import parse
+from docassay.extractors.document import Document, Page, Word
+from docassay.extractors.parsers import parse
 
 INVOICES = Path("/work/shared/data/invoices")
 PAGE = (600.0, 800.0)
@@ -256,7 +256,7 @@ def test_blank_pdf_has_no_text():
     def draw(c: canvas.Canvas) -> None:
         c.rect(10, 10, 50, 50)                                      # a drawing, no text at all
 
-    from extractors.errors import ParseError
+    from docassay.extractors.errors import ParseError
     with pytest.raises(ParseError) as info:
         parse("blank.pdf", make_pdf(draw, (200, 200)))
     assert info.value.kind == "no_text"
@@ -295,9 +295,9 @@ def test_known_invoice_reads_in_order():
 
 def test_huge_page_is_rendered_within_the_pixel_limit():
     import dataclasses
-    from extractors.parsers.base import Budget
-    from extractors.parsers.pdf import _render, _View
-    from infra.config import Limits, Settings
+    from docassay.extractors.parsers.base import Budget
+    from docassay.extractors.parsers.pdf import _render, _View
+    from docassay.infra.config import Limits, Settings
 
     def draw(c: canvas.Canvas) -> None:
         c.rect(100, 100, 1000, 1000, fill=1)

@@ -5,9 +5,9 @@ import codecs
 
 import pytest
 
-from extractors.errors import ParseError
-from extractors.parsers import parse
-from extractors.parsers.text import CHAR_WIDTH, FONT_SIZE, LINE_HEIGHT
+from docassay.extractors.errors import ParseError
+from docassay.extractors.parsers import parse
+from docassay.extractors.parsers.text import CHAR_WIDTH, FONT_SIZE, LINE_HEIGHT
 
 
 def test_words_sit_on_a_monospace_grid():
@@ -50,7 +50,7 @@ def test_wide_characters_take_two_columns():
 
 def test_text_limit():
     import dataclasses
-    from infra.config import Limits, Settings
+    from docassay.infra.config import Limits, Settings
     cfg = Settings(limits=dataclasses.replace(Limits(), max_text_chars=10))
     with pytest.raises(ParseError) as info:
         parse("l.txt", b"x" * 11, settings=cfg)

@@ -1,7 +1,7 @@
 import pytest
 from builders import make_doc
 
-from extractors.spans import DocIndex
+from docassay.extractors.spans import DocIndex
 
 
 def test_segments_split_on_wide_gaps():

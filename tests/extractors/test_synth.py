@@ -7,14 +7,14 @@ from decimal import Decimal
 
 import pytest
 
-from extractors.synth import (SPLITS, format_seeds, generate, make_document, make_format, parse_amount, parse_date,
+from docassay.extractors.synth import (SPLITS, format_seeds, generate, make_document, make_format, parse_amount, parse_date,
                               split_of, vocab)
-from extractors.synth.invoice_style import sample_invoice_style
-from extractors.synth.invoice_values import sample_invoice_values
-from extractors.synth.locale import money
-from extractors.synth.names import iban
-from extractors.synth.types import SynthDoc
-from extractors.synth.words import number_to_words
+from docassay.extractors.synth.invoice_style import sample_invoice_style
+from docassay.extractors.synth.invoice_values import sample_invoice_values
+from docassay.extractors.synth.locale import money
+from docassay.extractors.synth.names import iban
+from docassay.extractors.synth.types import SynthDoc
+from docassay.extractors.synth.words import number_to_words
 
 AMOUNT_KEYS = {"net_total", "tax_total", "gross_total", "total"}
 DATE_KEYS = {"issue_date", "due_date", "date"}
@@ -276,7 +276,7 @@ def test_iban_check_digits() -> None:
 
 def test_no_two_text_runs_overlap() -> None:
     """Layout self-check: text never prints over other text (a collision would garble the truth)."""
-    from extractors.synth.canvas import ascent_descent
+    from docassay.extractors.synth.canvas import ascent_descent
     for kind in ("invoice", "receipt"):
         for sd in generate(60, 1, kind=kind, seed=17):
             for pl in sd.layout.pages:

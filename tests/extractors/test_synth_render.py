@@ -11,8 +11,8 @@ import pypdfium2 as pdfium
 import pytest
 from PIL import Image
 
-from extractors.synth import generate, make_document, make_format, to_ocr_lines, to_pdf, to_png, write_dataset
-from extractors.synth.types import SynthDoc
+from docassay.extractors.synth import generate, make_document, make_format, to_ocr_lines, to_pdf, to_png, write_dataset
+from docassay.extractors.synth.types import SynthDoc
 
 
 @pytest.fixture(scope="module")
@@ -60,7 +60,7 @@ def test_pdf_text_layer_holds_every_truth_value(docs: list[SynthDoc]) -> None:
 
 
 def test_pdf_round_trip_through_the_project_parser(docs: list[SynthDoc]) -> None:
-    parsers = pytest.importorskip("extractors.parsers")
+    parsers = pytest.importorskip("docassay.extractors.parsers")
     for sd in docs:
         parsed = parsers.parse(f"{sd.doc_id}.pdf", to_pdf(sd))
         assert len(parsed.pages) == sd.n_pages
@@ -105,7 +105,7 @@ def test_ocr_lines_match_the_image(docs: list[SynthDoc]) -> None:
 
 
 def test_ocr_lines_read_by_the_project_parser(docs: list[SynthDoc]) -> None:
-    parsers = pytest.importorskip("extractors.parsers")
+    parsers = pytest.importorskip("docassay.extractors.parsers")
     receipt = next(d for d in docs if d.kind == "receipt")
     data = json.dumps(to_ocr_lines(receipt)).encode()
     parsed = parsers.parse(f"{receipt.doc_id}.ocr.json", data)

@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from extractors.document import BBox, Page, Word
-from extractors.tables import detect_tables, line_segments
+from docassay.extractors.document import BBox, Page, Word
+from docassay.extractors.tables import detect_tables, line_segments
 
 INVOICE = Path("/work/shared/data/invoices/zugferd-fx22-en16931-einfach.pdf")
 
@@ -81,7 +81,7 @@ def test_a_heading_ends_the_table():
 
 @pytest.mark.skipif(not INVOICE.exists(), reason="dev invoice not present")
 def test_real_invoice_items_table():
-    from extractors.parsers import parse
+    from docassay.extractors.parsers import parse
     page = parse(INVOICE).pages[1]
     items = next(t for t in page.tables if any(c.text == "Nettobetrag" for c in t.cells))
     grid = items.grid()

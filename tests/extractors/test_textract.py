@@ -10,12 +10,12 @@ import pytest
 from PIL import Image
 
 from awsmock import aws_offline  # noqa: F401  (fixture)
-from extractors.document import Document
-from extractors.errors import ParseError
-from extractors.parsers import detect, parse
-from extractors.parsers.textract import DEFAULT_PAGE_SIZE, FEATURES, needs_textract
-from extractors.synth import SynthDoc, generate, to_pdf, to_png
-from infra.config import Settings
+from docassay.extractors.document import Document
+from docassay.extractors.errors import ParseError
+from docassay.extractors.parsers import detect, parse
+from docassay.extractors.parsers.textract import DEFAULT_PAGE_SIZE, FEATURES, needs_textract
+from docassay.extractors.synth import SynthDoc, generate, to_pdf, to_png
+from docassay.infra.config import Settings
 from textract_blocks import response_for
 
 boto3 = pytest.importorskip("boto3")
@@ -195,7 +195,7 @@ def test_s3_documents_go_through_the_asynchronous_api_on_moto(invoice: SynthDoc,
 def test_local_pages_go_to_analyze_document_one_call_each(tmp_path) -> None:
     from botocore.stub import ANY, Stubber
 
-    from extractors.parsers.textract import analyze
+    from docassay.extractors.parsers.textract import analyze
 
     docs = list(generate(1, 2, kind="invoice", seed=11, split="dev"))
     frames = [Image.open(io.BytesIO(to_png(d, dpi=30)[0])).convert("RGB") for d in docs]

@@ -11,5 +11,5 @@ from budget_support import install  # noqa: E402
 
 if __name__ == "__main__":
     install()
-    from flows.cli import main
+    from docassay.flows.cli import main
     sys.exit(main(sys.argv[1:]))

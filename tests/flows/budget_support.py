@@ -12,8 +12,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from extractors.instructions import baseline
-from extractors.synth import generate, to_pdf
+from docassay.extractors.instructions import baseline
+from docassay.extractors.synth import generate, to_pdf
 
 INPUT_PER_FIELD = 40           # the field's name, description and labels
 INPUT_PER_PROPOSAL = 12        # one candidate span with its context
@@ -33,7 +33,7 @@ class MeteredBaselineScorer:
 
 def install() -> None:
     """`--generator model` builds the stand-in in this process (flows.jobs.GENERATORS)."""
-    from flows import jobs
+    from docassay.flows import jobs
     jobs.GENERATORS["model"] = MeteredBaselineScorer
 
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from extractors.synth.generator import make_format
-from flows import lifecycle
-from flows.batch import run_batch
-from flows.pipeline import Job, open_context
-from flows.review_app.app import AppConfig, create_app
-from flows.review_app.security import SecurityConfig
-from infra.config import Settings
+from docassay.extractors.synth.generator import make_format
+from docassay.flows import lifecycle
+from docassay.flows.batch import run_batch
+from docassay.flows.pipeline import Job, open_context
+from docassay.flows.review_app.app import AppConfig, create_app
+from docassay.flows.review_app.security import SecurityConfig
+from docassay.infra.config import Settings
 from tests.flows.test_lifecycle import FORMAT_SEED, header_schema, write
 
 def gates_job(**kw) -> Job:

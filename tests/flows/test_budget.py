@@ -7,14 +7,14 @@ from pathlib import Path
 import pytest
 
 from budget_support import MeteredBaselineScorer, header_schema, write_invoices
-from extractors.instructions.generator import estimate_tokens
-from extractors.parsers import parse, read_source
-from flows.batch import load_rule_pack, load_schema, run_batch
-from flows.pipeline import Job, open_context
-from infra import store
-from infra.config import Settings
-from infra.db import Database
-from infra.quota import QuotaBudget, Subject, subjects_for, usage
+from docassay.extractors.instructions.generator import estimate_tokens
+from docassay.extractors.parsers import parse, read_source
+from docassay.flows.batch import load_rule_pack, load_schema, run_batch
+from docassay.flows.pipeline import Job, open_context
+from docassay.infra import store
+from docassay.infra.config import Settings
+from docassay.infra.db import Database
+from docassay.infra.quota import QuotaBudget, Subject, subjects_for, usage
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = load_schema(ROOT / "examples/invoices/schema.json")

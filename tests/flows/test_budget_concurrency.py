@@ -13,12 +13,12 @@ from pathlib import Path
 import pytest
 
 from budget_support import MeteredBaselineScorer, write_invoices
-from extractors.instructions.generator import estimate_tokens
-from extractors.parsers import parse, read_source
-from flows.batch import load_schema
-from infra.config import Settings
-from infra.db import Database
-from infra.quota import Subject, usage
+from docassay.extractors.instructions.generator import estimate_tokens
+from docassay.extractors.parsers import parse, read_source
+from docassay.flows.batch import load_schema
+from docassay.infra.config import Settings
+from docassay.infra.db import Database
+from docassay.infra.quota import Subject, usage
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = ROOT / "examples/invoices/schema.json"

@@ -8,14 +8,14 @@ from pathlib import Path
 import pytest
 
 from budget_support import write_invoices
-from flows.batch import run_batch
-from flows.estimate import estimate_batch
-from flows.jobs import JobOptions, build_job
-from flows.pipeline import open_context
-from infra.db import Database
-from infra.quota import QuotaBudget, Subject, usage
+from docassay.flows.batch import run_batch
+from docassay.flows.estimate import estimate_batch
+from docassay.flows.jobs import JobOptions, build_job
+from docassay.flows.pipeline import open_context
+from docassay.infra.db import Database
+from docassay.infra.quota import QuotaBudget, Subject, usage
 
-ms = pytest.importorskip("extractors.instructions.model_scorer", reason="the MoE model is not in this tree")
+ms = pytest.importorskip("docassay.extractors.instructions.model_scorer", reason="the MoE model is not in this tree")
 WEIGHTS = Path(os.environ.get(ms.WEIGHTS_ENV) or ms.DEFAULT_WEIGHTS)
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -14,14 +14,14 @@ import psycopg
 import pytest
 
 from budget_support import MeteredBaselineScorer, write_invoices
-from flows import jobs
-from flows.batch import run_batch
-from flows.cli import main
-from flows.jobs import JobOptions, build_job
-from flows.pipeline import open_context
-from infra.config import Settings
-from infra.db import Database
-from infra.quota import Subject, usage
+from docassay.flows import jobs
+from docassay.flows.batch import run_batch
+from docassay.flows.cli import main
+from docassay.flows.jobs import JobOptions, build_job
+from docassay.flows.pipeline import open_context
+from docassay.infra.config import Settings
+from docassay.infra.db import Database
+from docassay.infra.quota import Subject, usage
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = str(ROOT / "examples/invoices/schema.json")
@@ -92,8 +92,8 @@ def test_spent_quota_refuses_the_batch_before_it_starts(tmp_path: Path, pg_fresh
     assert not (tmp_path / "out").exists(), "a refused batch writes nothing"
     assert _count(pg_fresh_dsn, "documents") == 0 and _count(pg_fresh_dsn, "runs") == 0
     # The flow itself refuses too (scheduled deployments do not go through the CLI).
-    from flows.extract_flow import extract_flow
-    from infra.quota import QuotaExceeded
+    from docassay.flows.extract_flow import extract_flow
+    from docassay.infra.quota import QuotaExceeded
     with pytest.raises(QuotaExceeded):
         extract_flow.fn(paths=[str(docs[0])], out=str(tmp_path / "out"),
                         options={"schema": str(SCHEMA), "home": str(tmp_path / "home"), "db": pg_fresh_dsn,

@@ -7,8 +7,8 @@ import psycopg
 from psycopg import sql
 from psycopg.conninfo import make_conninfo
 
-from flows.cli import main
-from rules import sandbox
+from docassay.flows.cli import main
+from docassay.rules import sandbox
 
 ROOT = Path(__file__).resolve().parents[2]
 

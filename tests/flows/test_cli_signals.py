@@ -15,8 +15,8 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from flows.cli import main
-from flows.output import partial_path
+from docassay.flows.cli import main
+from docassay.flows.output import partial_path
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = ROOT / "examples/invoices/schema.json"
@@ -42,7 +42,7 @@ def test_a_signal_stops_the_batch_and_keeps_every_row(signum: int, status: int, 
     out = tmp_path / "out"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     env.pop("PREFECT_API_URL", None)
-    command = [sys.executable, "-m", "flows.cli", "extract", str(documents), "--schema", str(SCHEMA),
+    command = [sys.executable, "-m", "docassay.flows.cli", "extract", str(documents), "--schema", str(SCHEMA),
                "--out", str(out), "--home", str(tmp_path / "home"), "--db", pg_fresh_dsn,
                "--generator", "baseline", "--concurrency", "1", "--quiet"]
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT)
@@ -79,10 +79,10 @@ def test_a_signal_stops_the_batch_and_keeps_every_row(signum: int, status: int, 
 def test_a_stop_request_ends_the_local_batch_early(documents: Path, tmp_path: Path, pg_fresh_dsn: str) -> None:
     """In-process: the dispatcher starts nothing after the request and the batch raises
     BatchInterrupted with the rows it wrote."""
-    from flows.extract_batch import BatchInterrupted, ThreadDispatch, extract_batch
-    from flows.jobs import JobOptions
-    from flows.results import Row
-    from flows.signals import StopRequest
+    from docassay.flows.extract_batch import BatchInterrupted, ThreadDispatch, extract_batch
+    from docassay.flows.jobs import JobOptions
+    from docassay.flows.results import Row
+    from docassay.flows.signals import StopRequest
 
     stop = StopRequest()
 
@@ -111,7 +111,7 @@ def test_sigint_during_ocr_of_a_scan_exits_130_without_aborting(tmp_path: Path, 
     assert images
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     env.pop("PREFECT_API_URL", None)
-    proc = subprocess.Popen([sys.executable, "-m", "flows.cli", "extract", *map(str, images), "--schema",
+    proc = subprocess.Popen([sys.executable, "-m", "docassay.flows.cli", "extract", *map(str, images), "--schema",
                              str(ROOT / "examples/receipts/schema.json"), "--out", str(tmp_path / "out"),
                              "--home", str(tmp_path / "home"), "--db", pg_fresh_dsn, "--generator", "baseline",
                              "--concurrency", "1", "--quiet"],

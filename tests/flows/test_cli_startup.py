@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from flows.cli import build_parser, main, version
+from docassay.flows.cli import build_parser, main, version
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = ROOT / "examples/invoices/schema.json"
@@ -45,9 +45,9 @@ def test_version(capsys: pytest.CaptureFixture) -> None:
 
 
 def test_lazy_choices_agree_with_their_modules() -> None:
-    from extractors.synth.dataset import RENDERS
-    from flows.commands import formats, synth
-    from infra.store import FORMAT_STATUSES
+    from docassay.extractors.synth.dataset import RENDERS
+    from docassay.flows.commands import formats, synth
+    from docassay.infra.store import FORMAT_STATUSES
     assert formats.FORMAT_STATUSES == FORMAT_STATUSES and synth.RENDERS == RENDERS
 
 
@@ -114,7 +114,7 @@ def test_model_url_is_one_spelling_everywhere_and_url_a_hidden_alias() -> None:
         assert parser.parse_args([*argv, "--model-url", "http://h:1"]).url == "http://h:1"
         assert parser.parse_args([*argv, "--url", "http://h:2"]).url == "http://h:2"
     assert parser.parse_args(["extract", "x", "--schema", "s", "--model-url", "http://h:3"]).model_url == "http://h:3"
-    from flows.commands import model_serve
+    from docassay.flows.commands import model_serve
     p = build_parser()._subparsers._group_actions[0].choices["model"]._subparsers._group_actions[0].choices["status"]
     assert "--url" not in p.format_help() and "--model-url" in p.format_help()
     assert model_serve.add_model_url is not None
@@ -122,7 +122,7 @@ def test_model_url_is_one_spelling_everywhere_and_url_a_hidden_alias() -> None:
 
 def test_model_train_never_overwrites_the_shipped_weights_unless_asked(tmp_path: Path,
                                                                        capsys: pytest.CaptureFixture) -> None:
-    from flows.commands.model import DEFAULT_WEIGHTS, train_target
+    from docassay.flows.commands.model import DEFAULT_WEIGHTS, train_target
     before = DEFAULT_WEIGHTS.stat().st_mtime_ns
     assert main(["model", "train", "--epochs", "1"]) == 2
     assert "needs --out FILE (or --force" in capsys.readouterr().err
@@ -133,8 +133,8 @@ def test_model_train_never_overwrites_the_shipped_weights_unless_asked(tmp_path:
 
 
 def test_orchestrator_choice(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    from flows.orchestration import choose, prefect_api_configured
-    from infra.errors import ConfigError
+    from docassay.flows.orchestration import choose, prefect_api_configured
+    from docassay.infra.errors import ConfigError
     monkeypatch.delenv("PREFECT_API_URL", raising=False)
     monkeypatch.delenv("DOCASSAY_ORCHESTRATOR", raising=False)
     monkeypatch.setenv("PREFECT_HOME", str(tmp_path))

@@ -22,9 +22,9 @@ import psycopg
 import pytest
 
 from awsmock import FAKE_ENV, aws_offline, free_port, moto_server  # noqa: F401  (fixture)
-from flows.cli import main
-from flows.deploy import deployment_name
-from flows.inbox import ARCHIVE, InboxSpec
+from docassay.flows.cli import main
+from docassay.flows.deploy import deployment_name
+from docassay.flows.inbox import ARCHIVE, InboxSpec
 from tests.flows.test_inbox import drop_invoices
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -41,7 +41,7 @@ def spec(tmp_path: Path, **kw: Any) -> InboxSpec:
 def test_a_deployment_has_its_schedule_parameters_and_a_concurrency_limit_of_one(tmp_path: Path) -> None:
     from prefect.client.schemas.objects import ConcurrencyLimitStrategy
 
-    from flows.deploy import InboxDeployment, deployment_name, to_runner_deployment
+    from docassay.flows.deploy import InboxDeployment, deployment_name, to_runner_deployment
 
     s = spec(tmp_path, inbox="s3://docs/incoming/", rules=str(RULES), concurrency=3)
     d = to_runner_deployment(InboxDeployment(s, cron="*/5 * * * *", timezone="Europe/Berlin"))
@@ -56,9 +56,9 @@ def test_a_deployment_has_its_schedule_parameters_and_a_concurrency_limit_of_one
 
 
 def test_bad_schedules_and_runners_are_refused(tmp_path: Path) -> None:
-    from flows.deploy import InboxDeployment
-    from flows.runners import is_in_process, make_task_runner
-    from infra.errors import ConfigError
+    from docassay.flows.deploy import InboxDeployment
+    from docassay.flows.runners import is_in_process, make_task_runner
+    from docassay.infra.errors import ConfigError
 
     with pytest.raises(ConfigError):
         InboxDeployment(spec(tmp_path), cron="every five minutes")
@@ -150,7 +150,7 @@ def _api(env: dict[str, str], path: str, body: dict | None = None) -> Any:
 
 
 def _docassay(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "flows.cli", *args], env=env, cwd=ROOT,
+    return subprocess.Popen([sys.executable, "-m", "docassay.flows.cli", *args], env=env, cwd=ROOT,
                             stdout=open(log, "w"), stderr=subprocess.STDOUT, start_new_session=True)
 
 

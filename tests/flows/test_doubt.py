@@ -2,15 +2,15 @@
 page only when the calibrator believes that reading more, and every gate still passes."""
 from __future__ import annotations
 
-from extractors.document import BBox
-from extractors.instructions.executor import Extraction, FieldValue, Provenance
-from extractors.instructions.repair import RepairResult
-from flows.doubt import resolve
-from flows.evidence import build_evidence
-from verifiers.confidence import Calibrator
-from verifiers.confidence.calibrator import POOLED, FamilyModel
-from verifiers.context import VerifyContext
-from verifiers.verify import verify
+from docassay.extractors.document import BBox
+from docassay.extractors.instructions.executor import Extraction, FieldValue, Provenance
+from docassay.extractors.instructions.repair import RepairResult
+from docassay.flows.doubt import resolve
+from docassay.flows.evidence import build_evidence
+from docassay.verifiers.confidence import Calibrator
+from docassay.verifiers.confidence.calibrator import POOLED, FamilyModel
+from docassay.verifiers.context import VerifyContext
+from docassay.verifiers.verify import verify
 
 SCHEMA = {"type": "object", "required": ["invoice_number", "gross_total"],
           "properties": {"invoice_number": {"type": "string", "x-docassay": {"kind": "identifier"}},

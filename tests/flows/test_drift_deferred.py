@@ -11,12 +11,12 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from extractors.synth.generator import make_format
-from flows import lifecycle
-from flows.extract_batch import ThreadDispatch, run_documents
-from flows.pipeline import Job
-from infra import store
-from infra.config import Settings
+from docassay.extractors.synth.generator import make_format
+from docassay.flows import lifecycle
+from docassay.flows.extract_batch import ThreadDispatch, run_documents
+from docassay.flows.pipeline import Job
+from docassay.infra import store
+from docassay.infra.config import Settings
 from test_lifecycle import FORMAT_SEED, RENAMED, header_schema, write
 
 

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from extractors.synth import generate, to_pdf
-from extractors.synth.einvoice import embed_xml, strip_attachments, to_cii, to_ubl
-from flows.batch import load_rule_pack, load_schema, run_batch
-from flows.einvoice import GATE, RULE
-from flows.pipeline import Job, open_context
-from infra.config import Settings
+from docassay.extractors.synth import generate, to_pdf
+from docassay.extractors.synth.einvoice import embed_xml, strip_attachments, to_cii, to_ubl
+from docassay.flows.batch import load_rule_pack, load_schema, run_batch
+from docassay.flows.einvoice import GATE, RULE
+from docassay.flows.pipeline import Job, open_context
+from docassay.infra.config import Settings
 from tests.extractors.test_einvoice_xmlsafe import LAUGHS, XXE_FILE
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -148,9 +148,9 @@ def test_print_only_copies_replay_instructions_learned_from_hybrids(tmp_path: Pa
 
 
 def test_cli_and_job_options_take_the_mode() -> None:
-    from flows.cli import build_parser
-    from flows.jobs import JobOptions, build_job
-    from infra.errors import ConfigError
+    from docassay.flows.cli import build_parser
+    from docassay.flows.jobs import JobOptions, build_job
+    from docassay.infra.errors import ConfigError
 
     p = build_parser()
     assert p.parse_args(["extract", "x.pdf", "--schema", "s.json", "--out", "o"]).einvoice == "use"
@@ -179,7 +179,7 @@ def test_print_differs_as_a_warning_and_bare_xml_under_ignore(tmp_path: Path, pg
 
 
 def test_estimate_counts_bare_xml_invoices_as_needing_no_model(tmp_path: Path, pg_fresh_dsn: str) -> None:
-    from flows.estimate import estimate_batch
+    from docassay.flows.estimate import estimate_batch
     sd = _docs(1, 1)[0]
     xml = _write(tmp_path / "in", "inv.xml", to_ubl(sd.truth))
     job = _job(tmp_path, pg_fresh_dsn, "use")

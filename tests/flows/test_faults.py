@@ -86,7 +86,7 @@ def start_cli(tmp: Path, *argv: str, env: dict[str, str] | None = None) -> Run:
     log = tmp / f"cli-{mark[:8]}.log"
     full_env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "tests/flows")]),
                 "PREFECT_HOME": str(tmp / "prefect"), MARK: mark, **(env or {})}
-    proc = subprocess.Popen([sys.executable, "-m", "flows.cli", *argv], cwd=ROOT, env=full_env,
+    proc = subprocess.Popen([sys.executable, "-m", "docassay.flows.cli", *argv], cwd=ROOT, env=full_env,
                             stdout=subprocess.DEVNULL, stderr=open(log, "w"), start_new_session=True)
     return Run(proc, mark, log)
 
@@ -331,7 +331,7 @@ def test_embedded_database_killed_mid_batch(tmp: Path, docs: tuple[Path, list[Pa
                 duplicated=t.duplicated, corrupted=t.corrupted, database_error_rows=len(down),
                 peak_mb=round(run.peak_mb, 1))
     finally:
-        from infra.db import embedded
+        from docassay.infra.db import embedded
         embedded.stop(home / "pg")
         shutil.rmtree(home, ignore_errors=True)
 
@@ -398,12 +398,12 @@ def test_a_kill_during_the_first_initdb_is_repaired(tmp: Path) -> None:
         os.killpg(proc.pid, signal.SIGKILL)            # the starter and its initdb
         proc.wait()
         assert not (home / "pg" / "postmaster.pid").exists(), "killed before the server ran"
-        from infra.db import embedded
+        from docassay.infra.db import embedded
         server = embedded.ensure_running(home)
         with psycopg.connect(server.dsn) as c:
             assert c.execute("SELECT 1").fetchone() == (1,)
         assert embedded.stop(server.data_dir)
     finally:
-        from infra.db import embedded
+        from docassay.infra.db import embedded
         embedded.stop(home / "pg")
         shutil.rmtree(home, ignore_errors=True)

@@ -10,13 +10,13 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from extractors.synth import generate, to_pdf
-from flows.inbox import ARCHIVE, Inbox, InboxSpec, handle_entry, resources, run_inbox
-from flows.workers import close_all
-from infra import store
-from infra.db import Database, apply_migrations
-from infra.db.dsql import dsql_violations
-from infra.inbox_ledger import SQL, InboxLedger
+from docassay.extractors.synth import generate, to_pdf
+from docassay.flows.inbox import ARCHIVE, Inbox, InboxSpec, handle_entry, resources, run_inbox
+from docassay.flows.workers import close_all
+from docassay.infra import store
+from docassay.infra.db import Database, apply_migrations
+from docassay.infra.db.dsql import dsql_violations
+from docassay.infra.inbox_ledger import SQL, InboxLedger
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = ROOT / "examples/invoices/schema.json"
@@ -27,7 +27,7 @@ RULES = ROOT / "examples/invoices/rules"
 def _fresh_workers():
     yield
     close_all()
-    from flows import inbox
+    from docassay.flows import inbox
     inbox._resources.clear()
 
 

@@ -11,10 +11,10 @@ import psycopg
 import pytest
 
 from awsmock import aws_offline, emulate_query_vectors  # noqa: F401  (fixture)
-from extractors.synth import SynthDoc, generate, to_png
-from flows.cli import main
-from flows.inbox import ARCHIVE, InboxSpec, run_inbox
-from flows.workers import close_all
+from docassay.extractors.synth import SynthDoc, generate, to_png
+from docassay.flows.cli import main
+from docassay.flows.inbox import ARCHIVE, InboxSpec, run_inbox
+from docassay.flows.workers import close_all
 from textract_blocks import response_for
 
 boto3 = pytest.importorskip("boto3")
@@ -48,7 +48,7 @@ def aws(aws_offline: list[str], monkeypatch: pytest.MonkeyPatch) -> Iterator[Any
         s3.blocks = blocks
         yield s3
     close_all()
-    from flows import inbox
+    from docassay.flows import inbox
     inbox._resources.clear()
     assert aws_offline == [], f"a call left the machine: {aws_offline}"
 

@@ -6,10 +6,10 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from flows.batch import collect_sources, ground_truth_sidecar, load_schema, run_batch
-from flows.inbox import FolderInbox
-from flows.pipeline import Job, open_context
-from infra.config import Settings
+from docassay.flows.batch import collect_sources, ground_truth_sidecar, load_schema, run_batch
+from docassay.flows.inbox import FolderInbox
+from docassay.flows.pipeline import Job, open_context
+from docassay.infra.config import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
 SECRET = b"root:$6$not-for-your-eyes:19000:0:99999:7:::\n"

@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 
 import docassay
-from flows.cli import build_parser
-from flows.job_options import (EINVOICE_CHOICES, GENERATOR_CHOICES, PARSER_CHOICES, JobOptions, absolute_path,
+from docassay.flows.cli import build_parser
+from docassay.flows.job_options import (EINVOICE_CHOICES, GENERATOR_CHOICES, PARSER_CHOICES, JobOptions, absolute_path,
                                cli_of)
-from infra.errors import ConfigError
+from docassay.infra.errors import ConfigError
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = str(ROOT / "examples/invoices/schema.json")
@@ -83,8 +83,8 @@ def test_every_option_survives_the_flows_json_parameter() -> None:
 
 
 def test_the_flows_take_the_options_as_one_parameter() -> None:
-    from flows.extract_flow import extract_flow
-    from flows.inbox import inbox_flow
+    from docassay.flows.extract_flow import extract_flow
+    from docassay.flows.inbox import inbox_flow
     for flow in (extract_flow, inbox_flow):
         params = inspect.signature(flow.fn).parameters
         assert "options" in params
@@ -92,8 +92,8 @@ def test_the_flows_take_the_options_as_one_parameter() -> None:
 
 
 def test_every_option_reaches_an_inbox_run_and_its_deployment() -> None:
-    from flows.commands.deploy import _specs
-    from flows.inbox import InboxSpec
+    from docassay.flows.commands.deploy import _specs
+    from docassay.flows.inbox import InboxSpec
     words, values = _all_other()
     args = build_parser().parse_args(["deploy", "run-once", "--inbox", "i", "--dest", "d"] + words)
     (spec,) = _specs(args)
@@ -124,6 +124,6 @@ def test_every_option_is_a_keyword_of_docassay_extract_with_the_same_default() -
 
 
 def test_choices_are_the_ones_the_job_knows() -> None:
-    from flows.einvoice import MODES
-    from flows.jobs import GENERATORS, PARSERS
+    from docassay.flows.einvoice import MODES
+    from docassay.flows.jobs import GENERATORS, PARSERS
     assert tuple(GENERATORS) == GENERATOR_CHOICES and tuple(PARSERS) == PARSER_CHOICES and MODES == EINVOICE_CHOICES

@@ -13,15 +13,15 @@ from pathlib import Path
 
 import pytest
 
-from extractors.instructions.model import Instructions, Locator
-from extractors.parsers import parse
-from extractors.synth import to_pdf
-from extractors.synth.generator import make_document, make_format
-from flows import lifecycle
-from flows.batch import load_schema, run_batch
-from flows.pipeline import Job, open_context, process_document
-from infra import store
-from infra.config import Settings
+from docassay.extractors.instructions.model import Instructions, Locator
+from docassay.extractors.parsers import parse
+from docassay.extractors.synth import to_pdf
+from docassay.extractors.synth.generator import make_document, make_format
+from docassay.flows import lifecycle
+from docassay.flows.batch import load_schema, run_batch
+from docassay.flows.pipeline import Job, open_context, process_document
+from docassay.infra import store
+from docassay.infra.config import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
 FORMAT_SEED = 1946619406                  # a dev-split synthetic format (never a training format)

@@ -8,15 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from extractors.instructions.model import FieldRule, Instructions, Locale, Locator
-from extractors.synth.generator import make_format
-from flows import lifecycle
-from flows.batch import run_batch
-from flows.cli import main
-from flows.pipeline import Job, open_context
-from infra import store
-from infra.config import Settings
-from infra.errors import ConfigError
+from docassay.extractors.instructions.model import FieldRule, Instructions, Locale, Locator
+from docassay.extractors.synth.generator import make_format
+from docassay.flows import lifecycle
+from docassay.flows.batch import run_batch
+from docassay.flows.cli import main
+from docassay.flows.pipeline import Job, open_context
+from docassay.infra import store
+from docassay.infra.config import Settings
+from docassay.infra.errors import ConfigError
 from tests.flows.test_lifecycle import header_schema, write
 
 FORMAT_SEED = 1946619406
@@ -77,7 +77,7 @@ def test_review_and_formats_commands(tmp_path: Path, pg_fresh_dsn: str, capsys) 
 
 
 def store_status(dsn: str, settings: Settings, fid: str) -> str:
-    from infra.db import connect
+    from docassay.infra.db import connect
     with connect(settings) as conn:
         return store.get_format(conn, fid).status
 

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from flows.cli import build_parser, main
-from flows.commands import model
+from docassay.flows.cli import build_parser, main
+from docassay.flows.commands import model
 
 
 def test_model_train_parses_with_defaults():

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from flows import results as results_mod
-from flows.output import (OutputBusy, OutputExists, OutputFolder, partial_path, preflight, read_complete_rows,
+from docassay.flows import results as results_mod
+from docassay.flows.output import (OutputBusy, OutputExists, OutputFolder, partial_path, preflight, read_complete_rows,
                           run_path)
-from flows.results import ResultsWriteError, ResultsWriter, Row
-from flows.retry import plan_retry
+from docassay.flows.results import ResultsWriteError, ResultsWriter, Row
+from docassay.flows.retry import plan_retry
 
 
 def _row(source: str, status: str = "passed", **kw) -> Row:
@@ -138,7 +138,7 @@ def test_partial_lines_are_not_rows(tmp_path: Path) -> None:
 
 def test_the_cli_refuses_an_existing_results_file_before_it_starts(tmp_path: Path,
                                                                    capsys: pytest.CaptureFixture) -> None:
-    from flows.cli import main
+    from docassay.flows.cli import main
     schema = str(Path(__file__).resolve().parents[2] / "examples/invoices/schema.json")
     out = tmp_path / "out"
     out.mkdir()

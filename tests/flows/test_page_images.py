@@ -7,10 +7,10 @@ from pathlib import Path
 
 from PIL import Image
 
-from extractors.synth import to_pdf
-from extractors.synth.generator import make_document, make_format
-from flows.page_images import PageCache, has_image
-from infra.config import Settings
+from docassay.extractors.synth import to_pdf
+from docassay.extractors.synth.generator import make_document, make_format
+from docassay.flows.page_images import PageCache, has_image
+from docassay.infra.config import Settings
 from tests.flows.test_lifecycle import FORMAT_SEED
 
 

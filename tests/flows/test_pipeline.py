@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from extractors.synth import generate, to_pdf
-from flows.batch import collect_sources, ground_truth_sidecar, load_rule_pack, load_schema, run_batch
-from flows.pipeline import Job, open_context
-from flows.results import ResultsWriter, summarize
-from infra.config import Settings
+from docassay.extractors.synth import generate, to_pdf
+from docassay.flows.batch import collect_sources, ground_truth_sidecar, load_rule_pack, load_schema, run_batch
+from docassay.flows.pipeline import Job, open_context
+from docassay.flows.results import ResultsWriter, summarize
+from docassay.infra.config import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
 INVOICE_SCHEMA = ROOT / "examples/invoices/schema.json"

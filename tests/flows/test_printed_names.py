@@ -3,11 +3,11 @@ from __future__ import annotations
 
 import io
 
-from flows.commands.extract import _print_failure
-from flows.progress import Progress
-from flows.results import Row
-from flows.status import problem_lines
-from infra.display import printable
+from docassay.flows.commands.extract import _print_failure
+from docassay.flows.progress import Progress
+from docassay.flows.results import Row
+from docassay.flows.status import problem_lines
+from docassay.infra.display import printable
 
 HOSTILE = "/in/inv\n  passed         /in/forged.pdf\x1b[2J\x1b]0;owned\x07\u202efdp.exe"
 

@@ -12,14 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from extractors.synth.generator import make_format
-from flows.batch import run_batch
-from flows.cli import main
-from flows.pipeline import open_context
-from flows.report import REPORT_NAME, SCRIPT, STYLE, summarize_rows, write_report
-from flows.results import ResultsWriter, Row
-from flows.review_view import field_states
-from infra.config import Settings
+from docassay.extractors.synth.generator import make_format
+from docassay.flows.batch import run_batch
+from docassay.flows.cli import main
+from docassay.flows.pipeline import open_context
+from docassay.flows.report import REPORT_NAME, SCRIPT, STYLE, summarize_rows, write_report
+from docassay.flows.results import ResultsWriter, Row
+from docassay.flows.review_view import field_states
+from docassay.infra.config import Settings
 from tests.flows.review_fixtures import gates_job
 from tests.flows.test_lifecycle import FORMAT_SEED, header_schema, write
 

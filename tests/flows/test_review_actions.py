@@ -9,13 +9,13 @@ import dataclasses
 import json
 from pathlib import Path
 
-from extractors.synth.generator import make_document, make_format
-from flows import lifecycle, review_actions as ra
-from flows.batch import load_rule_pack, load_schema, run_batch
-from flows.cli import main
-from flows.pipeline import open_context, process_document
-from infra import store
-from infra.config import Settings
+from docassay.extractors.synth.generator import make_document, make_format
+from docassay.flows import lifecycle, review_actions as ra
+from docassay.flows.batch import load_rule_pack, load_schema, run_batch
+from docassay.flows.cli import main
+from docassay.flows.pipeline import open_context, process_document
+from docassay.infra import store
+from docassay.infra.config import Settings
 from tests.flows.review_fixtures import gates_job
 from tests.flows.test_lifecycle import FORMAT_SEED, RENAMED, ROOT, header_schema, write
 

@@ -18,16 +18,16 @@ from pathlib import Path
 
 import pytest
 
-from extractors.parsers import parse
-from extractors.synth.generator import make_format
-from flows import lifecycle
-from flows.batch import collect_sources, ground_truth_sidecar, load_rule_pack, load_schema, run_batch
-from flows.cli import main
-from flows.pipeline import open_context, process_document
-from flows.report import write_report
-from flows.results import ResultsWriter
-from infra import store
-from infra.config import Settings
+from docassay.extractors.parsers import parse
+from docassay.extractors.synth.generator import make_format
+from docassay.flows import lifecycle
+from docassay.flows.batch import collect_sources, ground_truth_sidecar, load_rule_pack, load_schema, run_batch
+from docassay.flows.cli import main
+from docassay.flows.pipeline import open_context, process_document
+from docassay.flows.report import write_report
+from docassay.flows.results import ResultsWriter
+from docassay.infra import store
+from docassay.infra.config import Settings
 from tests.flows.review_fixtures import app_for, gates_job
 from tests.flows.test_lifecycle import FORMAT_SEED, ROOT, write
 from tests.flows.test_review_actions import DRIFTED, printed_truth

@@ -3,9 +3,9 @@ confidence when the row carries it (the calibrated `fields` block), the verifica
 violations when it does not; line-item outlines; typed values read as printed."""
 from __future__ import annotations
 
-from extractors.instructions.model import Locale
-from flows.review_actions import corrections_from, parse_value
-from flows.review_view import doubtful, field_views, item_boxes, reasons, tone_for
+from docassay.extractors.instructions.model import Locale
+from docassay.flows.review_actions import corrections_from, parse_value
+from docassay.flows.review_view import doubtful, field_views, item_boxes, reasons, tone_for
 
 SCHEMA = {"type": "object", "required": ["invoice_number", "gross_total"],
           "properties": {"invoice_number": {"type": "string"}, "issue_date": {"type": "string", "format": "date"},

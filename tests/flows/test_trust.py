@@ -11,14 +11,14 @@ import json
 import shutil
 from pathlib import Path
 
-from extractors.synth.generator import make_format
-from flows.batch import load_schema, run_batch
-from flows.cli import main as cli
-from flows.pipeline import Job, open_context, process_document
-from flows.results import ResultsWriter
-from flows.retry import plan_retry
-from infra import store
-from infra.config import Settings
+from docassay.extractors.synth.generator import make_format
+from docassay.flows.batch import load_schema, run_batch
+from docassay.flows.cli import main as cli
+from docassay.flows.pipeline import Job, open_context, process_document
+from docassay.flows.results import ResultsWriter
+from docassay.flows.retry import plan_retry
+from docassay.infra import store
+from docassay.infra.config import Settings
 from test_lifecycle import write as write_format
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -9,7 +9,7 @@ import pytest
 @pytest.fixture(scope="module")
 def world():
     """A torch.distributed world of one rank (gloo) on a free loopback port, closed after the module."""
-    from infra.serve.comm import init_world
+    from docassay.infra.serve.comm import init_world
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

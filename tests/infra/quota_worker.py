@@ -13,9 +13,9 @@ import sys
 import threading
 import time
 
-from infra.config import Settings
-from infra.db import Database
-from infra.quota import QuotaBudget, subjects_for
+from docassay.infra.config import Settings
+from docassay.infra.db import Database
+from docassay.infra.quota import QuotaBudget, subjects_for
 
 LIMITS = dict(quota_project="shared", quota_user="worker", quota_project_input_tokens=20_000,
               quota_project_output_tokens=4_000, quota_user_input_tokens=1_000_000, quota_user_output_tokens=100_000)

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from infra.serve.process import ServerProcess
+from docassay.infra.serve.process import ServerProcess
 
 __all__ = ["ServerProcess", "write_weights", "random_docs", "reference_scores"]
 
@@ -18,9 +18,9 @@ def write_weights(path: Path, *, seed: int = 0, d_model: int = 16, d_expert: int
                   n_layer: int = 2, routing: str = "token", residual: float = 0.0) -> Path:
     """A freshly initialised ranker with the pipeline's feature sizes, saved as the project saves one
     (`residual` > 0: a correction of the baseline's score, as shipped, with a random non-zero head)."""
-    from extractors.instructions.model_features import FEATURE_VERSION, N_BUCKETS, N_NUMERIC, numeric_names
-    from infra.model.checkpoint import save
-    from infra.model.moe import MoEConfig, ProposalRanker
+    from docassay.extractors.instructions.model_features import FEATURE_VERSION, N_BUCKETS, N_NUMERIC, numeric_names
+    from docassay.infra.model.checkpoint import save
+    from docassay.infra.model.moe import MoEConfig, ProposalRanker
 
     torch.manual_seed(seed)
     cfg = MoEConfig(n_buckets=N_BUCKETS, n_numeric=N_NUMERIC, d_model=d_model, d_expert=d_expert,
@@ -50,7 +50,7 @@ def random_docs(n_docs: int, n_buckets: int, n_numeric: int, *, seed: int = 0, m
 def reference_scores(weights: Path, docs, *, threads: int = 1) -> list[np.ndarray]:
     """sigmoid(logit) per document from the single-process model, as ModelScorer computes it, with
     `threads` torch threads (the server's ranks run with the same count)."""
-    from infra.model.checkpoint import load
+    from docassay.infra.model.checkpoint import load
 
     model, _ = load(weights)
     before = torch.get_num_threads()

@@ -4,8 +4,8 @@ from __future__ import annotations
 import pytest
 from psycopg.conninfo import conninfo_to_dict
 
-from infra.db import dialect_of
-from infra.db.dsql import dsql_region, is_dsql_host, with_iam_token
+from docassay.infra.db import dialect_of
+from docassay.infra.db.dsql import dsql_region, is_dsql_host, with_iam_token
 
 HOST = "abcdefghijklmnopqrstuvwxyz.dsql.eu-west-1.on.aws"
 

@@ -11,10 +11,10 @@ import pytest
 from psycopg.conninfo import conninfo_to_dict
 
 from awsmock import aws_offline  # noqa: F401  (fixture)
-from infra.config import Settings
-from infra.db import dialect_of, discover, resolve_dsn
-from infra.db.dsql import dsql_dsn, dsql_violations, with_iam_token
-from infra.errors import ConfigError
+from docassay.infra.config import Settings
+from docassay.infra.db import dialect_of, discover, resolve_dsn
+from docassay.infra.db.dsql import dsql_dsn, dsql_violations, with_iam_token
+from docassay.infra.errors import ConfigError
 
 ROOT = Path(__file__).resolve().parents[2]
 ENDPOINT = "abcdefghijklmnopqrstuvwxyz.dsql.us-east-1.on.aws"
@@ -91,8 +91,8 @@ def test_shipped_migrations_and_rule_packs_stay_inside_dsql() -> None:
 
 def test_rules_run_as_one_query_without_temporary_tables() -> None:
     """What the rule engine sends to the database for a rule: CTEs over bound VALUES, nothing DSQL lacks."""
-    from rules.loader import load_rules
-    from rules.relations import bind_record, relation_schema, wrap_rule
+    from docassay.rules.loader import load_rules
+    from docassay.rules.relations import bind_record, relation_schema, wrap_rule
 
     schema = json.loads((ROOT / "examples/invoices/schema.json").read_text())
     bound = bind_record(relation_schema(schema), {"invoice_number": "1", "gross_total": 10, "net_total": 8,

@@ -15,7 +15,7 @@ from typing import Iterator
 import psycopg
 import pytest
 
-from infra.db import embedded
+from docassay.infra.db import embedded
 
 
 @pytest.fixture
@@ -55,8 +55,8 @@ def test_stop_without_a_server_is_a_no_op(tmp_path: Path) -> None:
 _STARTER = textwrap.dedent("""
     import json, sys, time
     from pathlib import Path
-    from infra.config import Settings
-    from infra.db import connect
+    from docassay.infra.config import Settings
+    from docassay.infra.db import connect
     home, go = Path(sys.argv[1]), Path(sys.argv[2])
     while not go.exists():
         time.sleep(0.01)

@@ -16,10 +16,10 @@ from typing import Iterator
 import psycopg
 import pytest
 
-from extractors.library import LearnLock
-from flows.cli import main
-from infra.config import Settings
-from infra.db import Database, embedded
+from docassay.extractors.library import LearnLock
+from docassay.flows.cli import main
+from docassay.infra.config import Settings
+from docassay.infra.db import Database, embedded
 
 
 @pytest.fixture
@@ -95,8 +95,8 @@ def test_connect_restarts_a_killed_embedded_server(home: Path) -> None:
 
 
 def test_an_external_database_that_stays_down_is_a_clear_error() -> None:
-    from infra.db.connection import ReconnectPolicy
-    from infra.errors import DatabaseError
+    from docassay.infra.db.connection import ReconnectPolicy
+    from docassay.infra.errors import DatabaseError
     db = Database("host=/nonexistent-socket-dir dbname=x user=x", migrate=False,
                   reconnect=ReconnectPolicy(attempts=2, base_delay_s=0.01))
     with pytest.raises(DatabaseError, match=r"cannot connect to the database \(2 tries\)"):

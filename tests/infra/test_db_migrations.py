@@ -11,11 +11,11 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from infra.config import Settings
-from infra.db import Database, MigrationError, apply_migrations, connect, discover
-from infra.db import migrate
-from infra.db.migrate import Migration, applied
-from infra.db.sqltext import split_statements
+from docassay.infra.config import Settings
+from docassay.infra.db import Database, MigrationError, apply_migrations, connect, discover
+from docassay.infra.db import migrate
+from docassay.infra.db.migrate import Migration, applied
+from docassay.infra.db.sqltext import split_statements
 
 CORE_TABLES = {"formats", "format_versions", "documents", "golden", "runs", "schema_migrations"}
 
@@ -90,7 +90,7 @@ _MIGRATOR = textwrap.dedent("""
     import json, sys, time
     from pathlib import Path
     import psycopg
-    from infra.db import apply_migrations
+    from docassay.infra.db import apply_migrations
     dsn, go = sys.argv[1], Path(sys.argv[2])
     with psycopg.connect(dsn, autocommit=True) as conn:
         while not go.exists():
@@ -128,6 +128,6 @@ def test_dsn_mode_connects_and_migrates(pg_fresh_dsn: str, tmp_path: Path) -> No
 
 
 def test_bad_dsn_is_a_config_error(tmp_path: Path) -> None:
-    from infra.errors import ConfigError
+    from docassay.infra.errors import ConfigError
     with pytest.raises(ConfigError):
         connect(Settings(home=tmp_path, db="host=x port=notaport = ="))

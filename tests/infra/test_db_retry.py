@@ -6,7 +6,7 @@ import random
 import psycopg
 import pytest
 
-from infra.db import Database, RetryPolicy, is_retryable, retry_on_conflict, transact
+from docassay.infra.db import Database, RetryPolicy, is_retryable, retry_on_conflict, transact
 
 
 def test_retries_a_real_serialization_failure(pg_fresh_dsn: str) -> None:

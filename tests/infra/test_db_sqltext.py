@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from infra.db.errors import SqlTextError
-from infra.db.sqltext import split_statements, tokenize
+from docassay.infra.db.errors import SqlTextError
+from docassay.infra.db.sqltext import split_statements, tokenize
 
 
 def test_tokens_cover_the_text_exactly() -> None:

@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 import torch
 
-from infra.errors import ConfigError
-from infra.model.checkpoint import load, save
-from infra.model.moe import MoEConfig, ProposalRanker, load_balancing_loss
-from infra.model.tokens import TokenSet
-from infra.model.train import TrainConfig, capacity_lower_bound, evaluate, group_top1, train
+from docassay.infra.errors import ConfigError
+from docassay.infra.model.checkpoint import load, save
+from docassay.infra.model.moe import MoEConfig, ProposalRanker, load_balancing_loss
+from docassay.infra.model.tokens import TokenSet
+from docassay.infra.model.train import TrainConfig, capacity_lower_bound, evaluate, group_top1, train
 
 torch.set_num_threads(1)      # tiny tensors: one thread is fastest, and the machine is shared
 
@@ -228,7 +228,7 @@ def test_token_set_batches_renumber_documents_and_groups(tmp_path):
 
 
 def test_text_dropout_drops_whole_tokens_and_single_ids():
-    from infra.model.train import _id_dropout
+    from docassay.infra.model.train import _id_dropout
     b = _toy_set(4, 0).batch([0, 1, 2, 3])
     assert _id_dropout(b, TrainConfig()) is None
     torch.manual_seed(0)

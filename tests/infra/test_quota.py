@@ -7,10 +7,10 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from infra.config import Settings
-from infra.db import Database
-from infra.errors import ConfigError, DatabaseError
-from infra.quota import (KEEP, QuotaBudget, QuotaExceeded, Subject, TokenLimit, limits, next_reset, quota_day,
+from docassay.infra.config import Settings
+from docassay.infra.db import Database
+from docassay.infra.errors import ConfigError, DatabaseError
+from docassay.infra.quota import (KEEP, QuotaBudget, QuotaExceeded, Subject, TokenLimit, limits, next_reset, quota_day,
                          set_limit, subjects_for, usage)
 
 BERLIN = ZoneInfo("Europe/Berlin")

@@ -8,9 +8,9 @@ import sys
 import time
 from pathlib import Path
 
-from infra.config import Settings
-from infra.db import Database
-from infra.quota import Subject, usage
+from docassay.infra.config import Settings
+from docassay.infra.db import Database
+from docassay.infra.quota import Subject, usage
 
 WORKER = Path(__file__).with_name("quota_worker.py")
 

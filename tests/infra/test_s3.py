@@ -7,9 +7,9 @@ from typing import Any, Iterator
 import pytest
 
 from awsmock import aws_offline, moto_server  # noqa: F401  (fixture)
-from infra.errors import ConfigError, StorageError
-from infra.objects import ObjectStore
-from infra.s3 import S3ObjectStore, parse_s3_url, read_url
+from docassay.infra.errors import ConfigError, StorageError
+from docassay.infra.objects import ObjectStore
+from docassay.infra.s3 import S3ObjectStore, parse_s3_url, read_url
 
 boto3 = pytest.importorskip("boto3")
 pytest.importorskip("moto")
@@ -82,7 +82,7 @@ def test_urls() -> None:
 
 
 def test_object_store_on_a_moto_server_over_http(aws_offline: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
-    from extractors.parsers import parse
+    from docassay.extractors.parsers import parse
 
     with moto_server() as url:
         monkeypatch.setenv("AWS_ENDPOINT_URL", url)            # what a scheduled run's environment sets

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from infra.serve.errors import ServeError
+from docassay.infra.serve.errors import ServeError
 from serve_helpers import ServerProcess, random_docs, reference_scores, write_weights
 
 pytestmark = [pytest.mark.distributed, pytest.mark.slow]
@@ -25,7 +25,7 @@ def _workers(pid: int) -> list[int]:
 
 
 def test_a_killed_rank_degrades_the_server_instead_of_failing_it(tmp_path: Path) -> None:
-    from extractors.instructions.model_features import N_BUCKETS, N_NUMERIC
+    from docassay.extractors.instructions.model_features import N_BUCKETS, N_NUMERIC
     weights = write_weights(tmp_path / "tiny.pt")
     docs = random_docs(6, N_BUCKETS, N_NUMERIC, seed=3)
     refs = reference_scores(weights, docs, threads=1)
@@ -54,7 +54,7 @@ def test_a_killed_rank_degrades_the_server_instead_of_failing_it(tmp_path: Path)
 
 
 def test_an_idle_rank_that_dies_is_seen_without_a_request(tmp_path: Path) -> None:
-    from extractors.instructions.model_features import N_BUCKETS, N_NUMERIC
+    from docassay.extractors.instructions.model_features import N_BUCKETS, N_NUMERIC
     weights = write_weights(tmp_path / "tiny.pt")
     docs = random_docs(4, N_BUCKETS, N_NUMERIC, seed=5)
     refs = reference_scores(weights, docs, threads=1)

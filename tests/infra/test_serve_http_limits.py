@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from infra.serve.errors import Unauthorized
-from infra.serve.http import HttpLimits
+from docassay.infra.serve.errors import Unauthorized
+from docassay.infra.serve.http import HttpLimits
 from serve_helpers import ServerProcess, write_weights
 
 pytestmark = [pytest.mark.distributed, pytest.mark.slow]   # one server start: about 25 s on 2 cores

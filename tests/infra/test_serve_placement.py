@@ -6,8 +6,8 @@ import random
 import pytest
 import torch
 
-import infra.serve
-from infra.serve.placement import (EMPTY, check_placement, holders, plan_moves, plan_placement, rank_load,
+import docassay.infra.serve as serve_pkg
+from docassay.infra.serve.placement import (EMPTY, check_placement, holders, plan_moves, plan_placement, rank_load,
                                    replica_counts, slots_per_rank)
 
 E, L, M = 8, 2, 4
@@ -26,12 +26,12 @@ def _scale(old: torch.Tensor, load: torch.Tensor, k: int, **kw) -> tuple[torch.T
 
 
 def test_public_api_is_pinned() -> None:
-    assert sorted(infra.serve.__all__) == sorted([
+    assert sorted(serve_pkg.__all__) == sorted([
         "ModelClient", "MODEL_URL_ENV", "DEFAULT_URL", "ServerStatus", "ServeError", "BadRequest", "Unauthorized",
         "ServerBusy", "ServerUnavailable", "RequestTimeout", "plan_placement", "plan_moves", "replica_counts",
         "slots_per_rank", "check_placement"])
-    for name in infra.serve.__all__:
-        assert getattr(infra.serve, name) is not None
+    for name in serve_pkg.__all__:
+        assert getattr(serve_pkg, name) is not None
 
 
 def test_uniform_load_moves_only_what_must_move() -> None:

@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 import torch
 
-from infra.serve.autoscale import AutoscaleInputs, AutoscalePolicy, decide
-from infra.serve.front import DocInput, FrontModel
-from infra.serve.placement import EMPTY, holders
-from infra.serve.reconfig import Phase, PlanSettings, Reconfiguration
-from infra.serve.shard import ExpertShard
+from docassay.infra.serve.autoscale import AutoscaleInputs, AutoscalePolicy, decide
+from docassay.infra.serve.front import DocInput, FrontModel
+from docassay.infra.serve.placement import EMPTY, holders
+from docassay.infra.serve.reconfig import Phase, PlanSettings, Reconfiguration
+from docassay.infra.serve.shard import ExpertShard
 from serve_helpers import random_docs
 
 pytestmark = pytest.mark.distributed
@@ -18,7 +18,7 @@ pytestmark = pytest.mark.distributed
 def _model(routing: str, residual: float = 0.0):
     """A tiny ranker; `residual` > 0: a correction of the baseline score in column 0 (as shipped), with
     a random head so that the correction matters."""
-    from infra.model.moe import MoEConfig, ProposalRanker
+    from docassay.infra.model.moe import MoEConfig, ProposalRanker
     torch.manual_seed(0)
     m = ProposalRanker(MoEConfig(n_buckets=512, n_numeric=6, d_model=16, d_expert=24, n_experts=4, n_layer=2,
                                  routing=routing, capacity=1.5, residual=residual, baseline_index=0)).eval()

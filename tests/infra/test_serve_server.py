@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 import torch
 
-from infra.serve.errors import BadRequest, ServeError, Unauthorized
-from infra.serve.placement import EMPTY, check_placement
+from docassay.infra.serve.errors import BadRequest, ServeError, Unauthorized
+from docassay.infra.serve.placement import EMPTY, check_placement
 from serve_helpers import ServerProcess, random_docs, reference_scores, write_weights
 
 pytestmark = [pytest.mark.distributed, pytest.mark.slow]
@@ -43,7 +43,7 @@ def server(weights: Path, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def docs_and_refs(weights: Path):
-    from extractors.instructions.model_features import N_BUCKETS, N_NUMERIC
+    from docassay.extractors.instructions.model_features import N_BUCKETS, N_NUMERIC
     docs = random_docs(24, N_BUCKETS, N_NUMERIC, seed=1)
     return docs, reference_scores(weights, docs, threads=1)
 

@@ -15,7 +15,7 @@ import jsonschema
 import psycopg
 import pytest
 
-from rules import load_rules, relation_schema, run_rules
+from docassay.rules import load_rules, relation_schema, run_rules
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 DATA = Path(os.environ.get("DOCASSAY_DEV_DATA", "/work/shared/data"))

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from rules import Rule, RuleError, check_statement, load_rules, parse_rules
+from docassay.rules import Rule, RuleError, check_statement, load_rules, parse_rules
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 

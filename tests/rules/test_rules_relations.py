@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from rules import Column, SchemaMappingError, relation_schema
-from rules.relations import bind_record, wrap_rule
+from docassay.rules import Column, SchemaMappingError, relation_schema
+from docassay.rules.relations import bind_record, wrap_rule
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 SCHEMA: dict[str, Any] = {

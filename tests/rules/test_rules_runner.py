@@ -8,7 +8,7 @@ from typing import Any, Iterator
 import psycopg
 import pytest
 
-from rules import Rule, parse_rules, run_rules
+from docassay.rules import Rule, parse_rules, run_rules
 
 SCHEMA: dict[str, Any] = {
     "type": "object",

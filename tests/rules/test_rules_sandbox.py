@@ -15,9 +15,9 @@ import pytest
 from psycopg import sql
 
 from tests.conftest import fresh_database
-from infra.db import apply_migrations, dump_json
-from rules import Rule, RuleResult, run_rules
-from rules import sandbox
+from docassay.infra.db import apply_migrations, dump_json
+from docassay.rules import Rule, RuleResult, run_rules
+from docassay.rules import sandbox
 
 SCHEMA: dict[str, Any] = {"type": "object", "properties": {
     "invoice_number": {"type": "string"}, "gross_total": {"type": "number"},

@@ -6,9 +6,9 @@ import copy
 
 import pytest
 
-from extractors.document import BBox, Document, Page, Word
-from verifiers.context import VerifyContext
-from verifiers.evidence import FieldEvidence
+from docassay.extractors.document import BBox, Document, Page, Word
+from docassay.verifiers.context import VerifyContext
+from docassay.verifiers.evidence import FieldEvidence
 
 SCHEMA = {
     "type": "object",

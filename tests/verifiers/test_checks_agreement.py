@@ -3,11 +3,11 @@ from __future__ import annotations
 
 import pytest
 
-from extractors.document import BBox
-from extractors.instructions.executor import Extraction, FieldValue, Provenance
+from docassay.extractors.document import BBox
+from docassay.extractors.instructions.executor import Extraction, FieldValue, Provenance
 from tests.verifiers.checkkit import GOOD, INVOICE, RECEIPT, assert_conformant, at, by, ctx, page_doc
-from verifiers.checks import agreement as G
-from verifiers.history import MemoryHistory
+from docassay.verifiers.checks import agreement as G
+from docassay.verifiers.history import MemoryHistory
 
 
 def test_value_printed():

@@ -6,7 +6,7 @@ import copy
 import pytest
 
 from tests.verifiers.checkkit import GOOD, assert_conformant, at, by, ctx, page_doc
-from verifiers.checks import arithmetic as A
+from docassay.verifiers.checks import arithmetic as A
 
 
 def test_totals_add_up():

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from tests.verifiers.checkkit import GOOD, assert_conformant, by, ctx, page_doc
-from verifiers.checks import identifiers as I
+from docassay.verifiers.checks import identifiers as I
 
 
 def test_vat_format_and_checksum():

@@ -6,7 +6,7 @@ from datetime import date
 import pytest
 
 from tests.verifiers.checkkit import GOOD, RECEIPT, assert_conformant, at, by, ctx, page_doc
-from verifiers.checks import plausibility as P
+from docassay.verifiers.checks import plausibility as P
 
 
 @pytest.fixture(autouse=True)

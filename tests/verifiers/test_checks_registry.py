@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from tests.verifiers.checkkit import GOOD, at, ctx, page_doc
-from verifiers.checks import CHECKS, Signal, run_checks
+from docassay.verifiers.checks import CHECKS, Signal, run_checks
 
 
 def test_names_are_unique():
@@ -32,7 +32,7 @@ def test_not_a_mapping_gives_nothing():
 
 
 def test_number_readings_and_amount_forms():
-    from verifiers.checks.page import amount_forms, number_readings
+    from docassay.verifiers.checks.page import amount_forms, number_readings
     assert number_readings("1.234,50") == {1234.5} and number_readings("1,234.50") == {1234.5}
     assert number_readings("1.234") == {1234.0, 1.234} and number_readings("7,90-") == {-7.9}
     assert number_readings("abc") == set()

@@ -3,11 +3,11 @@ from __future__ import annotations
 
 import pytest
 
-from extractors.document import BBox
-from extractors.instructions.executor import Extraction, Provenance
+from docassay.extractors.document import BBox
+from docassay.extractors.instructions.executor import Extraction, Provenance
 from tests.verifiers.checkkit import GOOD, INVOICE, RECEIPT, assert_conformant, at, by, ctx, page_doc
-from verifiers.checks import roles as R
-from verifiers.checks.fields import roles_of
+from docassay.verifiers.checks import roles as R
+from docassay.verifiers.checks.fields import roles_of
 
 
 def test_roles_from_the_shipped_schemas():
@@ -106,7 +106,7 @@ def test_address_whole():
     assert by(R.address_whole(short), "address", "address_whole") == ["fail"]
     whole = doc.pages[0].lines
     box = whole[1].bbox.union(whole[2].bbox)
-    from verifiers.evidence import FieldEvidence
+    from docassay.verifiers.evidence import FieldEvidence
     ev = FieldEvidence("address", "label", text="NO 12, JALAN SS 2/4 47300 PETALING JAYA", page=1,
                        bbox=(box.x0, box.y0, box.x1, box.y1))
     ok = ctx({"address": "NO 12, JALAN SS 2/4 47300 PETALING JAYA"}, schema=RECEIPT, doc=doc, evidence={"address": ev})

@@ -9,14 +9,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from flows.results import Row
-from flows.status import problem_lines
-from verifiers.confidence import (Calibrator, ConfidencePolicy, Example, ece, family_of, load, load_default,
+from docassay.flows.results import Row
+from docassay.flows.status import problem_lines
+from docassay.verifiers.confidence import (Calibrator, ConfidencePolicy, Example, ece, family_of, load, load_default,
                                   reliability)
-from verifiers.confidence.calibrator import POOLED, FamilyModel, sign_of
-from verifiers.context import VerifyContext
-from verifiers.errors import VerifyError
-from verifiers.verify import verify
+from docassay.verifiers.confidence.calibrator import POOLED, FamilyModel, sign_of
+from docassay.verifiers.context import VerifyContext
+from docassay.verifiers.errors import VerifyError
+from docassay.verifiers.verify import verify
 
 SCHEMA = {"type": "object", "required": ["invoice_number", "gross_total"],
           "properties": {"invoice_number": {"type": "string", "x-docassay": {"kind": "identifier"}},
@@ -82,7 +82,7 @@ def test_monotone_even_when_the_data_says_otherwise() -> None:
     base = {"bias": 1.0}
     assert cal.predict("id", {**base, "odd:pass": 1.0}) >= cal.predict("id", base) >= \
         cal.predict("id", {**base, "odd:fail": 1.0})
-    assert sign_of("rules:held") == 1 and sign_of("value_is_label") == -1 and sign_of("how:label") == 0
+    assert sign_of("docassay.rules:held") == 1 and sign_of("value_is_label") == -1 and sign_of("how:label") == 0
 
 
 def test_a_family_without_enough_examples_uses_the_pooled_model() -> None:

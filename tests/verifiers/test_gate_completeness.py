@@ -6,9 +6,9 @@ from dataclasses import dataclass
 import pytest
 
 from tests.verifiers.conftest import SCHEMA, ctx, document
-from verifiers.gates import completeness
-from verifiers.settings import VerifySettings
-from verifiers.verify import verify
+from docassay.verifiers.gates import completeness
+from docassay.verifiers.settings import VerifySettings
+from docassay.verifiers.verify import verify
 
 
 @dataclass

@@ -4,9 +4,9 @@ from __future__ import annotations
 import copy
 
 from tests.verifiers.conftest import SCHEMA, ctx
-from verifiers.gates import consistency
-from verifiers.history import MemoryHistory
-from verifiers.verify import verify
+from docassay.verifiers.gates import consistency
+from docassay.verifiers.history import MemoryHistory
+from docassay.verifiers.verify import verify
 
 SAME = copy.deepcopy(SCHEMA)
 SAME["properties"]["seller_name"]["x-docassay"] = {"per_format": "same"}

@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 from tests.verifiers.conftest import ctx
-from verifiers.gates import coverage
-from verifiers.verify import verify
+from docassay.verifiers.gates import coverage
+from docassay.verifiers.verify import verify
 
 
 def test_full_pass(good) -> None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from tests.verifiers.conftest import ctx, labelled
-from verifiers.gates import evidence
-from verifiers.verify import verify
+from docassay.verifiers.gates import evidence
+from docassay.verifiers.verify import verify
 
 
 def test_full_pass(good) -> None:

@@ -3,9 +3,9 @@ malformed input, determinism."""
 from __future__ import annotations
 
 from tests.verifiers.conftest import ctx
-from verifiers.context import VerifyContext
-from verifiers.gates import format as format_gate
-from verifiers.verify import verify
+from docassay.verifiers.context import VerifyContext
+from docassay.verifiers.gates import format as format_gate
+from docassay.verifiers.verify import verify
 
 
 def test_full_pass(good) -> None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 import pytest
 
 from tests.verifiers.conftest import ctx
-from verifiers.gates import lifecycle
-from verifiers.verify import verify
+from docassay.verifiers.gates import lifecycle
+from docassay.verifiers.verify import verify
 
 
 @pytest.mark.parametrize("status", [None, "active", "pending_review"])

@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 from tests.verifiers.conftest import SCHEMA, ctx
-from verifiers.gates.reference import GoldenCase, Replay, check, disagreements
-from verifiers.settings import VerifySettings
-from verifiers.verify import verify
+from docassay.verifiers.gates.reference import GoldenCase, Replay, check, disagreements
+from docassay.verifiers.settings import VerifySettings
+from docassay.verifiers.verify import verify
 
 SETTINGS = VerifySettings.from_schema(SCHEMA)
 

@@ -6,10 +6,10 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from rules.loader import load_rules
+from docassay.rules.loader import load_rules
 from tests.verifiers.conftest import ctx
-from verifiers.gates import rules as rules_gate
-from verifiers.verify import verify
+from docassay.verifiers.gates import rules as rules_gate
+from docassay.verifiers.verify import verify
 
 PACK = """
 -- rule: gross_equals_net_plus_tax

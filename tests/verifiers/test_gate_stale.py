@@ -3,9 +3,9 @@ previous document of the format."""
 from __future__ import annotations
 
 from tests.verifiers.conftest import ctx
-from verifiers.gates import stale
-from verifiers.history import MemoryHistory
-from verifiers.verify import verify
+from docassay.verifiers.gates import stale
+from docassay.verifiers.history import MemoryHistory
+from docassay.verifiers.verify import verify
 
 UNIQUE = {"invoice_number": ("seller_name",)}
 

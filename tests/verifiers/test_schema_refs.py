@@ -9,10 +9,10 @@ from typing import Any, Iterator
 
 import pytest
 
-from flows.batch import load_schema
-from infra.errors import ConfigError
-from verifiers.context import VerifyContext
-from verifiers.gates import format as format_gate
+from docassay.flows.batch import load_schema
+from docassay.infra.errors import ConfigError
+from docassay.verifiers.context import VerifyContext
+from docassay.verifiers.gates import format as format_gate
 
 
 class _Counter(http.server.BaseHTTPRequestHandler):

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from tests.verifiers.conftest import SCHEMA, ctx, labelled
-from verifiers.errors import VerifyError
-from verifiers.settings import TOLERANCES, Tolerance, VerifySettings
-from verifiers.tolerance import closeness, matches, similarity
-from verifiers.verify import verify
+from docassay.verifiers.errors import VerifyError
+from docassay.verifiers.settings import TOLERANCES, Tolerance, VerifySettings
+from docassay.verifiers.tolerance import closeness, matches, similarity
+from docassay.verifiers.verify import verify
 
 
 def test_a_clean_record_scores_one(good) -> None:

@@ -28,9 +28,9 @@ from __future__ import annotations
 
 import logging
 
-from verifiers.checks import agreement, arithmetic, identifiers, labels, plausibility, roles
-from verifiers.checks.signal import OUTCOMES, Check, Outcome, Signal
-from verifiers.context import VerifyContext
+from docassay.verifiers.checks import agreement, arithmetic, identifiers, labels, plausibility, roles
+from docassay.verifiers.checks.signal import OUTCOMES, Check, Outcome, Signal
+from docassay.verifiers.context import VerifyContext
 
 __all__ = ["Signal", "Check", "Outcome", "CHECKS", "run_checks", "OUTCOMES"]
 

@@ -33,13 +33,13 @@ from __future__ import annotations
 import re
 from datetime import date
 
-from verifiers.checks.fields import roles_of
-from verifiers.checks.page import compact, doc_lines, doc_text, lines_printing_amount
-from verifiers.checks.signal import Signal
-from verifiers.checks.values import iso_date, num, text
-from verifiers.context import VerifyContext
-from verifiers.evidence import FieldEvidence
-from verifiers.history import value_key
+from docassay.verifiers.checks.fields import roles_of
+from docassay.verifiers.checks.page import compact, doc_lines, doc_text, lines_printing_amount
+from docassay.verifiers.checks.signal import Signal
+from docassay.verifiers.checks.values import iso_date, num, text
+from docassay.verifiers.context import VerifyContext
+from docassay.verifiers.evidence import FieldEvidence
+from docassay.verifiers.history import value_key
 
 __all__ = ["value_printed", "printed_twice", "alternative_agrees", "reading_ambiguous", "history_agrees",
            "history_repeats", "date_order",
@@ -266,7 +266,7 @@ _CODE = re.compile(r"\b([A-Z]{3})\b")
 
 
 def currency_printed(ctx: VerifyContext) -> list[Signal]:
-    from verifiers.checks.identifiers import ISO_4217
+    from docassay.verifiers.checks.identifiers import ISO_4217
     fields = roles_of(ctx.schema).fields("currency")
     lines = doc_lines(ctx.document)
     if not fields or not lines:

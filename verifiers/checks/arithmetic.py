@@ -18,14 +18,14 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from verifiers.checks.fields import roles_of
-from verifiers.checks.page import doc_text
-from verifiers.checks.signal import Signal
-from verifiers.checks.values import num
-from verifiers.context import VerifyContext
-from verifiers.evidence import FieldEvidence
-from verifiers.settings import Tolerance
-from verifiers.tolerance import matches
+from docassay.verifiers.checks.fields import roles_of
+from docassay.verifiers.checks.page import doc_text
+from docassay.verifiers.checks.signal import Signal
+from docassay.verifiers.checks.values import num
+from docassay.verifiers.context import VerifyContext
+from docassay.verifiers.evidence import FieldEvidence
+from docassay.verifiers.settings import Tolerance
+from docassay.verifiers.tolerance import matches
 
 __all__ = ["totals_add_up", "items_sum", "line_arithmetic", "tax_rate", "signs_agree", "sign_printed",
            "LINE_TOLERANCE", "TAX_RATE_TOLERANCE", "CHECKS"]

@@ -27,9 +27,9 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Mapping
 
-from verifiers.checks.cache import IdentityCache
-from verifiers.errors import VerifyError
-from verifiers.settings import VerifySettings
+from docassay.verifiers.checks.cache import IdentityCache
+from docassay.verifiers.errors import VerifyError
+from docassay.verifiers.settings import VerifySettings
 
 __all__ = ["ROLES", "ITEM_ROLES", "Roles", "roles_of", "words_of", "PARTY_OF"]
 

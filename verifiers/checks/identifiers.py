@@ -18,11 +18,11 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from verifiers.checks.fields import roles_of
-from verifiers.checks.page import doc_lines
-from verifiers.checks.signal import Signal
-from verifiers.checks.values import text
-from verifiers.context import VerifyContext
+from docassay.verifiers.checks.fields import roles_of
+from docassay.verifiers.checks.page import doc_lines
+from docassay.verifiers.checks.signal import Signal
+from docassay.verifiers.checks.values import text
+from docassay.verifiers.context import VerifyContext
 
 __all__ = ["vat_format", "vat_checksum", "vat_not_iban", "iban_checksum", "bic_format", "currency_code",
            "ISO_4217", "CHECKS"]

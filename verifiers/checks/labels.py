@@ -26,13 +26,13 @@ from __future__ import annotations
 
 import re
 
-from verifiers.checks.fields import roles_of
-from verifiers.checks.page import doc_lines, number_readings, place
-from verifiers.checks.values import num
-from verifiers.checks.signal import Signal
-from verifiers.checks.vocabulary import RIVALS, ROLE_MEANING, SUPPORTS, VETO, is_label_text, meanings_in, tax_inclusion
-from verifiers.context import VerifyContext
-from verifiers.evidence import FieldEvidence
+from docassay.verifiers.checks.fields import roles_of
+from docassay.verifiers.checks.page import doc_lines, number_readings, place
+from docassay.verifiers.checks.values import num
+from docassay.verifiers.checks.signal import Signal
+from docassay.verifiers.checks.vocabulary import RIVALS, ROLE_MEANING, SUPPORTS, VETO, is_label_text, meanings_in, tax_inclusion
+from docassay.verifiers.context import VerifyContext
+from docassay.verifiers.evidence import FieldEvidence
 
 __all__ = ["label_meaning", "final_total", "total_last", "value_not_label", "item_descriptions", "nearest_meanings", "CHECKS"]
 

@@ -20,11 +20,11 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from verifiers.checks.cache import IdentityCache
-from verifiers.checks.vocabulary import heading_meaning
-from verifiers.context import VerifyContext
-from verifiers.evidence import FieldEvidence
-from verifiers.tolerance import fold_text
+from docassay.verifiers.checks.cache import IdentityCache
+from docassay.verifiers.checks.vocabulary import heading_meaning
+from docassay.verifiers.context import VerifyContext
+from docassay.verifiers.evidence import FieldEvidence
+from docassay.verifiers.tolerance import fold_text
 
 __all__ = ["Place", "place", "heading_above", "doc_lines", "doc_text", "DocText", "compact",
            "amount_forms", "lines_printing_amount",

@@ -24,11 +24,11 @@ import re
 from datetime import date, timedelta
 from typing import Callable
 
-from verifiers.checks.fields import roles_of
-from verifiers.checks.signal import Signal
-from verifiers.checks.values import iso_date, num, text
-from verifiers.checks.vocabulary import fold
-from verifiers.context import VerifyContext
+from docassay.verifiers.checks.fields import roles_of
+from docassay.verifiers.checks.signal import Signal
+from docassay.verifiers.checks.values import iso_date, num, text
+from docassay.verifiers.checks.vocabulary import fold
+from docassay.verifiers.context import VerifyContext
 
 __all__ = ["date_range", "due_after_issue", "tax_share", "name_shape", "address_shape", "amount_format",
            "number_shape", "CHECKS",
@@ -219,7 +219,7 @@ def address_shape(ctx: VerifyContext) -> list[Signal]:
 
 
 def amount_format(ctx: VerifyContext) -> list[Signal]:
-    from verifiers.checks.page import doc_lines
+    from docassay.verifiers.checks.page import doc_lines
     out = []
     cents_printed: int | None = None
     for f, pol in ctx.cfg.fields.items():

@@ -28,13 +28,13 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping
 
-from verifiers.checks.fields import PARTY_OF, roles_of
-from verifiers.checks.page import Place, heading_above, percents_in, place
-from verifiers.checks.signal import Signal
-from verifiers.checks.values import text
-from verifiers.checks.vocabulary import is_legal_line
-from verifiers.context import VerifyContext
-from verifiers.tolerance import fold_text
+from docassay.verifiers.checks.fields import PARTY_OF, roles_of
+from docassay.verifiers.checks.page import Place, heading_above, percents_in, place
+from docassay.verifiers.checks.signal import Signal
+from docassay.verifiers.checks.values import text
+from docassay.verifiers.checks.vocabulary import is_legal_line
+from docassay.verifiers.context import VerifyContext
+from docassay.verifiers.tolerance import fold_text
 
 __all__ = ["party_block", "seller_one_block", "not_table_row", "outside_items", "parties_distinct",
            "address_whole", "name_whole", "items_complete", "CHECKS"]

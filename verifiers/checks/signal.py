@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Literal
 
-from verifiers.context import VerifyContext
+from docassay.verifiers.context import VerifyContext
 
 __all__ = ["Signal", "Check", "Outcome", "OUTCOMES"]
 

@@ -8,11 +8,11 @@ without a person looking.
     decision.assess                             verified | doubtful | missing at the policy's target
     metrics.ece / reliability                   calibration figures
 """
-from verifiers.confidence.calibrator import Calibrator, Example, load, load_default
-from verifiers.confidence.decision import DEFAULT_MIN_CONFIDENCE, ConfidencePolicy, FieldConfidence, assess
-from verifiers.confidence.families import FAMILIES, family_of
-from verifiers.confidence.features import FieldBasis, field_bases
-from verifiers.confidence.metrics import ece, reliability
+from docassay.verifiers.confidence.calibrator import Calibrator, Example, load, load_default
+from docassay.verifiers.confidence.decision import DEFAULT_MIN_CONFIDENCE, ConfidencePolicy, FieldConfidence, assess
+from docassay.verifiers.confidence.families import FAMILIES, family_of
+from docassay.verifiers.confidence.features import FieldBasis, field_bases
+from docassay.verifiers.confidence.metrics import ece, reliability
 
 __all__ = ["Calibrator", "Example", "load", "load_default", "DEFAULT_MIN_CONFIDENCE", "ConfidencePolicy",
            "FieldConfidence", "assess", "FAMILIES", "family_of", "FieldBasis",

@@ -36,7 +36,7 @@ MIN_FAMILY_EXAMPLES = 40           # fewer: the family uses the pooled model
 DEFAULT_L2 = 1e-3
 DEFAULT_MIN_COUNT = 5              # a feature seen fewer times in a family's examples is not used
 DEFAULT_ITERATIONS = 4000
-_FOR = ("rules:held", "checks:pass_n", "record:gates_passed")
+_FOR = ("docassay.rules:held", "checks:pass_n", "record:gates_passed")
 _AGAINST = ("value_is_label", "reads_as", "checks:fail_n", "record:errors_elsewhere", "alternatives")
 
 

@@ -15,10 +15,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
-from verifiers.checks import Signal
-from verifiers.confidence.calibrator import Calibrator
-from verifiers.confidence.features import FieldBasis
-from verifiers.errors import VerifyError
+from docassay.verifiers.checks import Signal
+from docassay.verifiers.confidence.calibrator import Calibrator
+from docassay.verifiers.confidence.features import FieldBasis
+from docassay.verifiers.errors import VerifyError
 
 __all__ = ["DEFAULT_MIN_CONFIDENCE", "STATUSES", "SCOPES", "ConfidencePolicy", "FieldConfidence", "assess",
            "MAX_ROW_CHECKS"]

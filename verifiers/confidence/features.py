@@ -31,11 +31,11 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
-from verifiers.checks import Signal
-from verifiers.confidence.families import family_of
-from verifiers.context import VerifyContext
-from verifiers.evidence import HOWS
-from verifiers.result import GateResult
+from docassay.verifiers.checks import Signal
+from docassay.verifiers.confidence.families import family_of
+from docassay.verifiers.context import VerifyContext
+from docassay.verifiers.evidence import HOWS
+from docassay.verifiers.result import GateResult
 
 __all__ = ["FieldBasis", "field_bases", "STRONG_HOWS", "MAX_ALTERNATIVES", "GATE_CHECKS"]
 
@@ -104,7 +104,7 @@ def field_bases(ctx: VerifyContext, gates: Mapping[str, GateResult], signals: It
         mine = gate_sig.get(name, [])
         for s in mine:
             f[f"{s.check}:fail"] = 1.0
-        f["rules:held"] = math.log1p(len(rule_sig.get(name, [])))
+        f["docassay.rules:held"] = math.log1p(len(rule_sig.get(name, [])))
         own_errors = sum(1 for s in mine if not s.check.endswith("-warning"))
         f["record:errors_elsewhere"] = math.log1p(max(errors_total - own_errors, 0))
         f["record:gates_passed"] = 1.0 if all_passed else 0.0

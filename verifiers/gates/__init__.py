@@ -19,8 +19,8 @@ Every gate returns a `GateResult` with its reasons; none raises for a malformed 
 """
 from __future__ import annotations
 
-from verifiers.context import VerifyContext
-from verifiers.result import GateResult, Violation
+from docassay.verifiers.context import VerifyContext
+from docassay.verifiers.result import GateResult, Violation
 
 __all__ = ["malformed"]
 

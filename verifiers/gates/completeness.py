@@ -19,11 +19,11 @@ from __future__ import annotations
 import math
 from typing import Any, Mapping
 
-from verifiers.context import VerifyContext
-from verifiers.gates import malformed
-from verifiers.result import GateResult, Violation
-from verifiers.settings import ItemsPolicy
-from verifiers.tolerance import matches
+from docassay.verifiers.context import VerifyContext
+from docassay.verifiers.gates import malformed
+from docassay.verifiers.result import GateResult, Violation
+from docassay.verifiers.settings import ItemsPolicy
+from docassay.verifiers.tolerance import matches
 
 NAME = "completeness"
 

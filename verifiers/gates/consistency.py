@@ -12,10 +12,10 @@ Needs `ctx.history` of a known format; a new format, or no history, passes and s
 """
 from __future__ import annotations
 
-from verifiers.context import VerifyContext
-from verifiers.gates import malformed
-from verifiers.result import GateResult, Violation
-from verifiers.tolerance import closeness
+from docassay.verifiers.context import VerifyContext
+from docassay.verifiers.gates import malformed
+from docassay.verifiers.result import GateResult, Violation
+from docassay.verifiers.tolerance import closeness
 
 NAME = "consistency"
 RULE = "sender_changed"

@@ -1,9 +1,9 @@
 """coverage gate: every required field found, and at least a configured share of optional fields."""
 from __future__ import annotations
 
-from verifiers.context import VerifyContext
-from verifiers.gates import malformed
-from verifiers.result import GateResult, Violation
+from docassay.verifiers.context import VerifyContext
+from docassay.verifiers.gates import malformed
+from docassay.verifiers.result import GateResult, Violation
 
 NAME = "coverage"
 

@@ -19,10 +19,10 @@ from __future__ import annotations
 
 from itertools import combinations
 
-from verifiers.context import VerifyContext
-from verifiers.evidence import FieldEvidence, same_place
-from verifiers.gates import malformed
-from verifiers.result import GateResult, Violation
+from docassay.verifiers.context import VerifyContext
+from docassay.verifiers.evidence import FieldEvidence, same_place
+from docassay.verifiers.gates import malformed
+from docassay.verifiers.result import GateResult, Violation
 
 NAME = "evidence"
 _NUMERIC = {"amount", "quantity", "number", "integer"}

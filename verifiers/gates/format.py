@@ -7,10 +7,10 @@ import json
 import jsonschema
 from referencing.exceptions import Unresolvable
 
-from verifiers.context import VerifyContext
-from verifiers.errors import VerifyError
-from verifiers.result import GateResult, Violation
-from verifiers.schema_refs import REGISTRY
+from docassay.verifiers.context import VerifyContext
+from docassay.verifiers.errors import VerifyError
+from docassay.verifiers.result import GateResult, Violation
+from docassay.verifiers.schema_refs import REGISTRY
 
 NAME = "format"
 

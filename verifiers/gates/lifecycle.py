@@ -6,8 +6,8 @@ never passes a document. A new format (status None) is judged by the other gates
 """
 from __future__ import annotations
 
-from verifiers.context import VerifyContext
-from verifiers.result import GateResult, Violation
+from docassay.verifiers.context import VerifyContext
+from docassay.verifiers.result import GateResult, Violation
 
 NAME = "lifecycle"
 

@@ -18,9 +18,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
-from verifiers.result import GateResult, Verification, Violation
-from verifiers.settings import VerifySettings
-from verifiers.tolerance import matches
+from docassay.verifiers.result import GateResult, Verification, Violation
+from docassay.verifiers.settings import VerifySettings
+from docassay.verifiers.tolerance import matches
 
 NAME = "reference"
 

@@ -5,10 +5,10 @@ rule the user wrote and we could not check is not a pass.
 """
 from __future__ import annotations
 
-from rules.runner import run_rules
-from verifiers.context import VerifyContext
-from verifiers.gates import malformed
-from verifiers.result import GateResult, Violation
+from docassay.rules.runner import run_rules
+from docassay.verifiers.context import VerifyContext
+from docassay.verifiers.gates import malformed
+from docassay.verifiers.result import GateResult, Violation
 
 NAME = "rules"
 

@@ -18,11 +18,11 @@ history (`ctx.history` None) nothing is compared and the gate passes, saying so.
 """
 from __future__ import annotations
 
-from verifiers.context import VerifyContext
-from verifiers.gates import malformed
-from verifiers.history import scope_key, value_key
-from verifiers.result import GateResult, Violation
-from verifiers.tolerance import matches
+from docassay.verifiers.context import VerifyContext
+from docassay.verifiers.gates import malformed
+from docassay.verifiers.history import scope_key, value_key
+from docassay.verifiers.result import GateResult, Violation
+from docassay.verifiers.tolerance import matches
 
 NAME = "stale"
 
