@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import hashlib
 import random
-from typing import Iterator
+from typing import Iterator, Sequence
 
 from docassay.extractors.synth.canvas import Layout, build_document
+from docassay.extractors.synth.families import (apply_invoice_family, apply_receipt_family, pick_family,
+                                                 resolve_families)
 from docassay.extractors.synth.invoice_layout import compose_invoice
+from docassay.extractors.synth.invoice_rich import compose_rich_invoice, sample_rich_values
 from docassay.extractors.synth.invoice_style import sample_invoice_style
 from docassay.extractors.synth.invoice_values import sample_invoice_values
 from docassay.extractors.synth.receipt import compose_receipt, sample_receipt_style, sample_receipt_values
@@ -41,14 +44,22 @@ def format_seeds(split: str, n: int, seed: int = 0) -> list[int]:
     return [base + s for s in rng.sample(range(SPLIT_SPAN), n)]
 
 
-def make_format(seed: int, kind: str = "invoice") -> Format:
-    """The format (template) with this seed: layout, fonts, labels, locale and positions."""
+def make_format(seed: int, kind: str = "invoice", families: str | Sequence[str] | None = None) -> Format:
+    """The format (template) with this seed: layout, fonts, labels, locale and positions.
+
+    `families` names the layout families to draw from (`families.INVOICE_FAMILIES` /
+    `RECEIPT_FAMILIES`, a list, a comma-separated string or "all"); None draws the default of the
+    seed's split (`families.default_families`). The family comes from its own random stream, so a
+    classic format is the same whichever families were allowed."""
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+    family = pick_family(seed, kind, resolve_families(kind, families, split_of(seed)))
     if kind == "invoice":
         lang, loc, style = sample_invoice_style(seed)
-    elif kind == "receipt":
-        lang, loc, style = sample_receipt_style(seed)
+        style = apply_invoice_family(style, family, seed, lang, loc)
     else:
-        raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+        lang, loc, style = sample_receipt_style(seed)
+        style = apply_receipt_family(style, family, seed, lang)  # type: ignore[assignment]
     return Format(format_id=f"{kind[:3]}-{seed}", kind=kind, seed=seed, language=lang, locale=loc, style=style)
 
 
@@ -66,7 +77,13 @@ def make_document(fmt: Format, seed: int) -> SynthDoc:
     rng = random.Random(f"{fmt.format_id}/doc/{seed}")
     if fmt.kind == "invoice":
         values = sample_invoice_values(fmt.style, fmt.locale, fmt.language, rng)  # type: ignore[arg-type]
-        layout, truth = compose_invoice(fmt.style, fmt.locale, fmt.language, values)  # type: ignore[arg-type]
+        if getattr(fmt.style, "rich", None) is None:
+            layout, truth = compose_invoice(fmt.style, fmt.locale, fmt.language, values)  # type: ignore[arg-type]
+        else:                                   # extra values from their own stream: classic values keep
+            rich = sample_rich_values(fmt.style, fmt.locale, fmt.language, values,  # type: ignore[arg-type]
+                                      random.Random(f"{fmt.format_id}/doc/{seed}/rich"))
+            layout, truth = compose_rich_invoice(fmt.style, fmt.locale, fmt.language, values,  # type: ignore[arg-type]
+                                                 rich)
     else:
         rvalues = sample_receipt_values(fmt.style, fmt.locale, fmt.language, rng)  # type: ignore[arg-type]
         layout, truth = compose_receipt(fmt.style, fmt.locale, fmt.language, rvalues)  # type: ignore[arg-type]
@@ -80,9 +97,11 @@ def make_document(fmt: Format, seed: int) -> SynthDoc:
 
 
 def generate(n_formats: int, docs_per_format: int, kind: str = "invoice", seed: int = 0,
-             split: str = "train") -> Iterator[SynthDoc]:
-    """`n_formats` formats of `split` (seeded by `seed`), `docs_per_format` documents each, format by format."""
+             split: str = "train", families: str | Sequence[str] | None = None) -> Iterator[SynthDoc]:
+    """`n_formats` formats of `split` (seeded by `seed`), `docs_per_format` documents each, format by
+    format; `families` as in `make_format`."""
+    resolve_families(kind, families, split)                   # a bad name fails before any work
     for fseed in format_seeds(split, n_formats, seed):
-        fmt = make_format(fseed, kind)
+        fmt = make_format(fseed, kind, families)
         for j in range(docs_per_format):
             yield make_document(fmt, seed * 1_000_003 + j)

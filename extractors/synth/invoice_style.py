@@ -123,6 +123,8 @@ class InvoiceStyle:
     credit_title: str
     credit_p: float                                     # share of documents that are credit notes
     extra: dict[str, object] = field(default_factory=dict)
+    layout_family: str = "classic"                      # see families.INVOICE_FAMILIES
+    rich: object | None = None                          # families.RichInvoice for non-classic families
 
     def describe(self) -> dict[str, object]:
         """The layout choices as a JSON-ready dict (what `meta["layout"]` holds)."""
@@ -138,6 +140,9 @@ class InvoiceStyle:
         out["columns"] = list(self.columns)
         out["rates"] = [str(r) for r in self.rates]
         out["labels"] = dict(self.labels)
+        out["layout_family"] = self.layout_family
+        if self.rich is not None:
+            out["rich"] = self.rich.describe()  # type: ignore[attr-defined]
         return out
 
 

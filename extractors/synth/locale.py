@@ -123,7 +123,7 @@ def parse_amount(text: str, loc: Locale) -> Decimal | None:
     for m in _MARKS:
         s = s.replace(m, "")
     s = s.replace(" ", "").replace("\u00a0", "")
-    neg = s.startswith("-") or (s.startswith("(") and s.endswith(")"))
+    neg = s.startswith("-") or s.endswith("-") or (s.startswith("(") and s.endswith(")"))   # "120,00-" too
     s = s.strip("-()")
     if loc.group:
         s = s.replace(loc.group, "") if loc.group != " " else s

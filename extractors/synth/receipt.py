@@ -72,6 +72,8 @@ class ReceiptStyle:
     price_range: tuple[float, float]
     shop_varies: bool
     shop: ReceiptShop
+    layout_family: str = "classic"              # see families.RECEIPT_FAMILIES
+    rich: object | None = None                  # families.RichReceipt for non-classic families
 
     def describe(self) -> dict[str, object]:
         keys = ("width", "family", "size", "upper", "colon", "brand_line", "name_bold", "reg_no", "tel",
@@ -81,6 +83,9 @@ class ReceiptStyle:
         out["meta_keys"] = list(self.meta_keys)
         out["tax_rate"] = str(self.tax_rate)
         out["labels"] = dict(self.labels)
+        out["layout_family"] = self.layout_family
+        if self.rich is not None:
+            out["rich"] = self.rich.describe()  # type: ignore[attr-defined]
         return out
 
 

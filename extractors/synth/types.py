@@ -35,7 +35,9 @@ class Format:
                 "language": self.language, "locale": self.locale.code,
                 "number_style": self.locale.number_style, "date_pattern": self.locale.date_pattern,
                 "currency": self.locale.currency, "currency_mark": self.locale.currency_mark,
-                "currency_pos": self.locale.currency_pos, "layout": self.style.describe()}  # type: ignore[attr-defined]
+                "currency_pos": self.locale.currency_pos,
+                "family": getattr(self.style, "layout_family", "classic"),
+                "layout": self.style.describe()}  # type: ignore[attr-defined]
 
 
 @dataclass(frozen=True, slots=True)

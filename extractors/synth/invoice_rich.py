@@ -1,0 +1,320 @@
+"""Placing an invoice of a non-classic family (see `families`): other page headers, a key/value
+grid, delivery blocks as captioned distractors, extra dates, credit-note references and signs,
+fuller bank/registry footers. Everything else (item table, page breaks, totals) is the classic
+composer's, so the tagging conventions of `invoice_layout` hold unchanged.
+
+Blocks of variable length (addresses, names that wrap) get a fixed reserved height, so every
+document of a format puts its labels at the same place.
+"""
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from datetime import date, timedelta
+from decimal import Decimal
+
+from docassay.extractors.synth.canvas import Layout, Tagged, measure
+from docassay.extractors.synth.families import RichInvoice
+from docassay.extractors.synth.invoice_layout import ASC, _GRAY, _Composer, _light
+from docassay.extractors.synth.invoice_style import InvoiceStyle
+from docassay.extractors.synth.invoice_values import InvoiceValues
+from docassay.extractors.synth.locale import Locale, format_amount, format_date
+
+__all__ = ["RichValues", "sample_rich_values", "compose_rich_invoice"]
+
+ADDRESS_LINES_MAX = 5              # street, extra line, town, postcode, country (names.address_lines)
+NAME_LINES_MAX = 2                 # a party name wraps to at most this many lines in a narrow column
+SIDEBAR_SHARE = 0.32               # of the content width
+COLUMN_GAP = 16.0
+GRID_VALUE_DIGITS = "0000000000000"   # the widest reference a grid cell must hold
+_WIDE_DATE = date(2020, 9, 28)        # a long month name and two-digit day, for cell widths
+
+
+@dataclass(frozen=True)
+class RichValues:
+    """Values only the rich families print (drawn from their own stream, so classic values keep)."""
+    order_date: date
+    ref_number: str                # the invoice a credit note corrects (a distractor number)
+    ref_date: date
+    tax_number: str
+
+
+def sample_rich_values(style: InvoiceStyle, loc: Locale, lang: str, v: InvoiceValues,
+                       rng: random.Random) -> RichValues:
+    ref_date = v.issue - timedelta(days=rng.randint(3, 90))
+    return RichValues(order_date=v.issue - timedelta(days=rng.randint(1, 30)),
+                      ref_number=style.id_pattern.render(rng, ref_date.year), ref_date=ref_date,
+                      tax_number=f"{rng.randint(10, 99)}/{rng.randint(100, 999)}/{rng.randint(10000, 99999)}")
+
+
+class _RichComposer(_Composer):
+    def __init__(self, style: InvoiceStyle, loc: Locale, lang: str, v: InvoiceValues, rv: RichValues) -> None:
+        assert isinstance(style.rich, RichInvoice)
+        self.r: RichInvoice = style.rich
+        self.rv = rv
+        super().__init__(style, loc, lang, v)
+
+    # ---- values ----------------------------------------------------------------------------------
+    def amt(self, value: Decimal, marked: bool, tags: tuple[str, ...] = (), cur_tags: tuple[str, ...] = (),
+            decimals: int = 2) -> list[Tagged]:
+        if self.r.credit_mode != "trailing_minus" or value >= 0:
+            return super().amt(value, marked, tags, cur_tags, decimals)
+        num = format_amount(-value, self.loc, decimals=decimals) + "-"        # SAP-style "120,00-"
+        if not marked:
+            return [(num, tags)]
+        mark = self.loc.currency_mark                                          # a trailing sign keeps a gap
+        return [(mark, cur_tags), (num, tags)] if self.loc.currency_pos == "before" else [(num, tags), (mark, cur_tags)]
+
+    def field_rows(self) -> list[tuple[str, str, list[Tagged]]]:
+        rows = super().field_rows()
+        have = {k for k, _, _ in rows}
+        for key in self.r.dates:
+            if key in have:
+                continue
+            if key == "order_date":
+                rows.append((key, f"{self.r.labels['order_date']}{self.s.colon}",
+                             [(format_date(self.rv.order_date, self.loc), ())]))
+            elif key == "delivery_date":
+                rows.append((key, self.lab(key), [(self.date(self.v.delivery), ())]))
+            elif key == "due_date":
+                rows.append((key, self.lab(key), [(self.date(self.v.due), ("due_date",))]))
+            elif key == "order_number":
+                rows.append((key, self.lab(key), [(self.v.order_number, ())]))
+            elif key == "customer_number":
+                rows.append((key, self.lab(key), [(self.v.customer_number, ())]))
+        return rows
+
+    # ---- blocks ----------------------------------------------------------------------------------
+    def block(self, x: float, top: float, width: float, lines: list[tuple[list[Tagged], str]],
+              align: str = "left", size: float | None = None) -> float:
+        """Lines of tagged pieces, each wrapped within `width`; returns the bottom."""
+        size = size or self.fs
+        pitch = self.ld * size / self.fs
+        y = top
+        ax = {"left": x, "right": x + width, "center": x + width / 2}[align]
+        for pieces, font in lines:
+            for line in self.wrap_pieces(width, pieces, font, size):
+                self.page().text(ax, y + size * ASC, line, font, size, align=align)
+                y += pitch
+        return y
+
+    def seller_reserve(self, narrow: bool) -> float:
+        contact = len(self.s.seller_lines) * (2 if narrow else 1)
+        return (NAME_LINES_MAX + ADDRESS_LINES_MAX + contact) * self.ld
+
+    def buyer_reserve(self) -> float:
+        s = self.s
+        return (int(s.bill_to_label) + NAME_LINES_MAX + int(s.attn_line) + ADDRESS_LINES_MAX) * self.ld
+
+    def ship_reserve(self) -> float:
+        return (1 + NAME_LINES_MAX + ADDRESS_LINES_MAX) * self.ld
+
+    def boxed(self, x: float, top: float, width: float, height: float) -> None:
+        if self.r.boxes:
+            self.page().rect(x - 4, top - 3, x + width + 4, top + height + 1, stroke=_GRAY, line_width=0.5)
+
+    def address_pair(self, x: float, top: float, width: float) -> float:
+        """Buyer and delivery address: side by side, one under the other, or the buyer alone."""
+        r = self.r
+        half = (width - COLUMN_GAP) / 2
+        if r.delivery == "beside_buyer":
+            bx, sx = (x + half + COLUMN_GAP, x) if r.delivery_first else (x, x + half + COLUMN_GAP)
+            h = max(self.buyer_reserve(), self.ship_reserve())
+            self.block(bx, top, half, self.buyer_lines())
+            self.block(sx, top, half, self.ship_lines())
+            self.boxed(bx, top, half, h)
+            self.boxed(sx, top, half, h)
+            return top + h
+        bw = width if r.delivery != "below_buyer" else min(width, max(half, 200.0))
+        self.block(x, top, bw, self.buyer_lines())
+        self.boxed(x, top, bw, self.buyer_reserve())
+        y = top + self.buyer_reserve()
+        if r.delivery == "below_buyer":
+            y += self.ld * 0.6
+            self.block(x, y, bw, self.ship_lines())
+            self.boxed(x, y, bw, self.ship_reserve())
+            y += self.ship_reserve()
+        return y
+
+    def value_width(self, key: str) -> float:
+        if key in ("issue_date", "due_date", "delivery_date", "order_date"):
+            return measure(format_date(_WIDE_DATE, self.loc), self.reg, self.fs)
+        if key == "currency":
+            return measure("EUR", self.reg, self.fs)
+        return measure(GRID_VALUE_DIGITS, self.reg, self.fs)
+
+    def grid_block(self, x: float, top: float, width: float) -> float:
+        """Header fields as a ruled grid: a band of labels over a row of values; returns the height."""
+        p, rows = self.page(), self.field_rows()
+        if not rows:
+            return 0.0
+        need = max(max(measure(lbl, self.lab_font, self.small), self.value_width(k)) for k, lbl, _ in rows) + 8
+        n = max(1, min(self.r.grid_cols, len(rows), int(width // need)))
+        cell_w = width / n
+        label_h, val_h = self.lds + 4, self.ld + 4
+        t = top
+        for start in range(0, len(rows), n):
+            part = rows[start:start + n]
+            p.rect(x, t, x + width, t + label_h, stroke=_GRAY, fill=_light(self.s.accent), line_width=0.4)
+            p.rect(x, t + label_h, x + width, t + label_h + val_h, stroke=_GRAY, line_width=0.4)
+            for j in range(1, n):
+                p.line(x + j * cell_w, t, x + j * cell_w, t + label_h + val_h, stroke=_GRAY, line_width=0.4)
+            for j, (key, lbl, val) in enumerate(part):
+                cx = x + j * cell_w + 3
+                p.text(cx, t + 2 + self.small * ASC, [(lbl, ("@" + key,))], self.lab_font, self.small)
+                p.text(cx, t + label_h + 2 + self.fs * ASC, val, self.reg, self.fs)
+                self.relations[key] = "above"
+            t += label_h + val_h + 4
+        return t - top
+
+    def stacked_fields(self, x: float, top: float, width: float) -> float:
+        """Header fields one under the other, label above value (a sidebar); returns the bottom."""
+        p, y = self.page(), top
+        for key, lbl, val in self.field_rows():
+            p.text(x, y + self.small * ASC, [(lbl, ("@" + key,))], self.lab_font, self.small)
+            p.text(x, y + self.lds + self.fs * ASC, val, self.reg, self.fs)
+            self.relations[key] = "above"
+            y += self.lds + self.ld + 3
+        return y
+
+    def fields_any(self, x: float, top: float, width: float) -> float:
+        if self.r.fields_layout == "grid":
+            return self.grid_block(x, top, width)
+        return self.fields_block(x, top, width)
+
+    def title_size(self, width: float) -> float:
+        """The largest title size (up to the format's) at which the widest title this format prints fits
+        `width`: a credit or invoice title; in a title line, the longest number and date."""
+        s = self.s
+        size = min(s.title_size, 14.0) if s.title_line else s.title_size
+        text = max((s.title, s.credit_title), key=len)
+        if s.title_line:
+            conn = s.extra.get("connector") or self.lab_words["title_connector"][0]
+            text = f"{text} {self.lab_words['number_short']} {GRID_VALUE_DIGITS} {conn} {format_date(_WIDE_DATE, self.loc)}"
+        while size > self.fs and measure(text, self.bold, size) > width:
+            size = round(size - 0.5, 1)
+        return size
+
+    def title(self, x: float, top: float, width: float, align: str = "left") -> float:
+        s = self.s
+        size = self.title_size(width)
+        ax = x + width / 2 if align == "center" else x
+        self.page().text(ax, top + size * ASC, self.title_pieces(), self.bold, size, align=align, color=s.accent)
+        return top + size * 1.6
+
+    def bank_lines(self) -> list[tuple[list[Tagged], str]]:
+        bank, ib, bc = self.v.bank
+        return [([(self.lab("bank"), ()), (bank, ())], self.reg), ([(self.lab("iban"), ()), (ib, ())], self.reg),
+                ([(self.lab("bic"), ()), (bc, ())], self.reg)]
+
+    # ---- page headers ------------------------------------------------------------------------------
+    def header_sidebar(self) -> float:
+        r, s = self.r, self.s
+        sw = self.cw * SIDEBAR_SHARE
+        mw = self.cw - sw - COLUMN_GAP
+        sx, mx = (self.x0, self.x0 + sw + COLUMN_GAP) if r.sidebar_side == "left" else (self.x1 - sw, self.x0)
+        ys = self.mt
+        if r.seller_caption:
+            self.page().text(sx, ys + self.small * ASC, r.labels["from"], self.lab_font, self.small, color=_GRAY)
+            ys += self.lds
+        self.block(sx, ys, sw, self.seller_lines())
+        ys += self.seller_reserve(narrow=True) + self.ld * 0.5
+        ys = self.stacked_fields(sx, ys, sw) + self.ld * 0.5
+        if r.delivery == "sidebar":
+            self.block(sx, ys, sw, self.ship_lines())
+            ys += self.ship_reserve() + self.ld * 0.5
+        if r.sidebar_bank:
+            ys = self.block(sx, ys, sw, self.bank_lines(), size=self.small)
+        ym = self.title(mx, self.mt, mw)
+        if s.sender_line:
+            text = " · ".join((self.v.seller.name,) + self.v.seller.address[:1] + self.v.seller.address[-1:])
+            self.block(mx, ym, mw, [([(text, ())], self.reg)], size=self.small)
+            ym += self.lds * 2.4
+        ym = self.address_pair(mx, ym, mw)
+        return max(ys, ym) + self.ld
+
+    def header_letterhead(self) -> float:
+        s, v, p = self.s, self.v, self.page()
+        y = self.mt
+        size = min(max(s.logo_size, 13.0), 18.0)
+        while size > 9 and measure(v.seller.name, self.bold, size) > self.cw:
+            size -= 1
+        mid = (self.x0 + self.x1) / 2
+        p.text(mid, y + size * ASC, [(v.seller.name, ("seller_name",))], self.bold, size, align="center",
+               color=s.accent)
+        y += size * 1.4
+        self.block(self.x0, y, self.cw, [([(" · ".join(v.seller.address), ())], self.reg)], align="center",
+                   size=self.small)
+        y += self.lds * 2
+        contact: list[Tagged] = []
+        for k in s.seller_lines:
+            if k == "phone" and v.seller.phone:
+                contact += [(self.lab("phone"), ()), (v.seller.phone, ()), ("·", ())]
+            elif k == "email" and v.seller.email:
+                contact += [(v.seller.email, ()), ("·", ())]
+            elif k == "web" and v.seller.web:
+                contact += [(v.seller.web, ()), ("·", ())]
+            elif k == "vat" and v.seller.vat_id:
+                contact += [(self.lab("seller_vat"), ("@seller_vat_id",)), (v.seller.vat_id, ("seller_vat_id",)),
+                            ("·", ())]
+                self.relations["seller_vat_id"] = "left"
+        if contact:
+            self.block(self.x0, y, self.cw, [(contact[:-1], self.reg)], align="center", size=self.small)
+        y += self.lds * 2.2
+        p.line(self.x0, y, self.x1, y, stroke=s.accent, line_width=0.8)
+        y += self.ld * 1.2
+        y = self.address_pair(self.x0, y, self.cw) + self.ld
+        y = self.title(self.x0, y, self.cw, "left" if s.title_place != "centered" else "center")
+        return y + self.fields_any(self.x0, y, self.cw) + self.ld
+
+    def header_grid(self) -> float:
+        s = self.s
+        y = self.mt
+        sw = self.cw * 0.42
+        if not s.title_line:                    # seller at the opposite corner of the title
+            yt = self.title(self.x0, y, self.cw - sw - COLUMN_GAP)
+            self.block(self.x1 - sw, y, sw, self.seller_lines(), align=s.right_block_align)
+            y = max(yt + self.ld * 2, y + self.seller_reserve(narrow=False))
+        else:                                   # a title line: the seller block under it, at the right
+            y = self.title(self.x0, y, self.cw)
+            sw = self.cw * 0.42
+            self.block(self.x1 - sw, y, sw, self.seller_lines(), align=s.right_block_align)
+            y += self.seller_reserve(narrow=False)
+        y = self.address_pair(self.x0, y, self.cw * 0.75 if self.r.delivery != "beside_buyer" else self.cw)
+        y += self.ld
+        return y + self.fields_any(self.x0, y, self.cw) + self.ld
+
+    def top_of_page_one(self) -> None:
+        r, s = self.r, self.s
+        if r.header == "classic":
+            super().top_of_page_one()
+        else:
+            y = {"sidebar": self.header_sidebar, "letterhead": self.header_letterhead,
+                 "grid": self.header_grid}[r.header]()
+            if s.intro:
+                y = self.paragraph(self.x0, y, self.cw, [(s.intro, ())]) + self.ld * 0.6
+            self.y = y
+        if r.credit_ref and self.v.credit:
+            pieces: list[Tagged] = [(f"{r.labels['ref_invoice']}", ()), (self.rv.ref_number, ()),
+                                    (r.labels["of"], ()), (self.date(self.rv.ref_date), ())]
+            self.y = self.paragraph(self.x0, self.y, self.cw, pieces, font=self.bold) + self.ld * 0.6
+
+    # ---- footer ------------------------------------------------------------------------------------
+    def _footer_columns(self) -> list[list[list[Tagged]]]:
+        cols = super()._footer_columns()
+        if not self.r.footer_full:
+            return cols
+        bank = self.v.bank[0]
+        for col in cols:
+            if col and col[0] and col[0][0][0] == bank:
+                col.append([(self.r.labels["holder"], ()), (self.v.seller.name, ())])
+        if cols:
+            cols[-1].append([(self.r.labels["tax_number"], ()), (self.rv.tax_number, ())])
+        return cols
+
+
+def compose_rich_invoice(style: InvoiceStyle, loc: Locale, lang: str, values: InvoiceValues, rich: RichValues
+                         ) -> tuple[Layout, dict[str, object]]:
+    """The pages of one invoice of a non-classic family and its canonical truth."""
+    return _RichComposer(style, loc, lang, values, rich).compose()
+
