@@ -137,14 +137,13 @@ class RichReceipt:
     member_name: bool                            # "Member: <name>"
     service_pct: Decimal                         # 0: no service charge
     tendered: bool                               # "Tendered" line before the change
-    totals_order: str                            # tax_first | service_first
     labels: dict[str, str] = field(default_factory=dict)
 
     def describe(self) -> dict[str, object]:
         return {"family": self.family, "slogan": self.slogan, "slogan_above": self.slogan_above,
                 "branch": self.branch, "address_lines": self.address_lines, "postcode": self.postcode,
                 "served_by": self.served_by, "member_name": self.member_name, "service_pct": str(self.service_pct),
-                "tendered": self.tendered, "totals_order": self.totals_order, "labels": dict(self.labels)}
+                "tendered": self.tendered, "labels": dict(self.labels)}
 
 
 def default_families(kind: str, split: str | None) -> tuple[str, ...]:
@@ -262,8 +261,7 @@ def apply_receipt_family(style: object, family: str, seed: int, lang: str) -> ob
         postcode=rng.random() < 0.75, served_by=rng.random() < 0.6, member_name=rng.random() < 0.4,
         service_pct=Decimal(rng.choice(["5", "6", "10"])) if family == "rich_totals" or rng.random() < 0.15
         else Decimal(0),
-        tendered=family == "rich_totals" or rng.random() < 0.3,
-        totals_order=rng.choice(["tax_first", "service_first"]), labels=labels)
+        tendered=family == "rich_totals" or rng.random() < 0.3, labels=labels)
     changes: dict[str, object] = {"layout_family": family, "rich": rich}
     if family == "rich_totals":
         changes.update(payment=rng.choice(["cash", "mixed"]), items_count=rng.random() < 0.5)

@@ -21,6 +21,7 @@ from docassay.extractors.synth.invoice_rich import compose_rich_invoice, sample_
 from docassay.extractors.synth.invoice_style import sample_invoice_style
 from docassay.extractors.synth.invoice_values import sample_invoice_values
 from docassay.extractors.synth.receipt import compose_receipt, sample_receipt_style, sample_receipt_values
+from docassay.extractors.synth.receipt_rich import compose_rich_receipt, sample_rich_receipt_values
 from docassay.extractors.synth.types import KINDS, Format, SynthDoc, spans_from_hits
 
 __all__ = ["SPLITS", "SPLIT_SPAN", "split_of", "format_seeds", "make_format", "make_document", "generate"]
@@ -86,7 +87,12 @@ def make_document(fmt: Format, seed: int) -> SynthDoc:
                                                  rich)
     else:
         rvalues = sample_receipt_values(fmt.style, fmt.locale, fmt.language, rng)  # type: ignore[arg-type]
-        layout, truth = compose_receipt(fmt.style, fmt.locale, fmt.language, rvalues)  # type: ignore[arg-type]
+        if getattr(fmt.style, "rich", None) is None:
+            layout, truth = compose_receipt(fmt.style, fmt.locale, fmt.language, rvalues)  # type: ignore[arg-type]
+        else:
+            rrv = sample_rich_receipt_values(fmt.style, fmt.locale, fmt.language, rvalues,  # type: ignore[arg-type]
+                                             random.Random(f"{fmt.format_id}/doc/{seed}/rich"))
+            layout, truth = compose_rich_receipt(fmt.style, fmt.locale, fmt.language, rrv)  # type: ignore[arg-type]
     doc_id = f"{fmt.format_id}-{seed}"
     meta = fmt.meta()
     meta.update({"doc_id": doc_id, "doc_seed": seed, "split": split_of(fmt.seed), "pages": len(layout.pages)})
