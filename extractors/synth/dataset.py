@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Sequence
 
 from docassay.extractors.synth.generator import generate
+from docassay.extractors.synth.ocr_noise import NOISE_LEVELS, to_noisy_ocr_lines
 from docassay.extractors.synth.render import DEFAULT_DPI, to_ocr_lines, to_pdf, to_png
 
 __all__ = ["write_dataset", "RENDERS"]
@@ -24,28 +26,34 @@ def _dump(path: Path, obj: object) -> None:
 
 def write_dataset(out_dir: str | Path, n_formats: int, docs_per_format: int, kind: str = "invoice",
                   split: str = "train", seed: int = 0, render: tuple[str, ...] = ("pdf",), dpi: int = DEFAULT_DPI,
-                  augment: bool = False) -> list[dict[str, object]]:
+                  augment: bool = False, families: str | Sequence[str] | None = None,
+                  ocr_noise: str | None = None) -> list[dict[str, object]]:
     """Generate and write `n_formats * docs_per_format` documents; returns their manifest rows.
 
     `render` names the inputs to write, in order of preference for the row's `document`:
-    "pdf", "png" (rendered at `dpi`, `augment` adds rotation/noise), "ocr" (SROIE-style lines).
+    "pdf", "png" (rendered at `dpi`, `augment` adds rotation/noise), "ocr" (SROIE-style lines;
+    `ocr_noise` names an `ocr_noise.NOISE_LEVELS` entry to misread them as an OCR engine would).
+    `families`: the layout families to draw (see `make_format`).
     """
     bad = [r for r in render if r not in RENDERS]
     if bad or not render:
         raise ValueError(f"render must be a non-empty subset of {RENDERS}, got {render!r}")
+    if ocr_noise is not None and ocr_noise not in NOISE_LEVELS:
+        raise ValueError(f"ocr_noise must be one of {tuple(NOISE_LEVELS)}, got {ocr_noise!r}")
     out = Path(out_dir)
     set_name = "invoices" if kind == "invoice" else "receipts"
     folder = out / set_name
     folder.mkdir(parents=True, exist_ok=True)
     rows: list[dict[str, object]] = []
-    for sd in generate(n_formats, docs_per_format, kind=kind, seed=seed, split=split):
+    for sd in generate(n_formats, docs_per_format, kind=kind, seed=seed, split=split, families=families):
         did = f"synth-{sd.doc_id}"
         rel = f"{set_name}/{did}"
         _dump(folder / f"{did}.json", sd.truth)
         _dump(folder / f"{did}.spans.json", sd.truth_spans.to_json())
         row: dict[str, object] = {"id": did, "set": set_name, "document": "", "ground_truth": f"{rel}.json",
                                   "spans": f"{rel}.spans.json", "format_id": sd.format_id, "split": split,
-                                  "language": sd.meta["language"], "locale": sd.meta["locale"], "pages": sd.n_pages}
+                                  "language": sd.meta["language"], "locale": sd.meta["locale"], "pages": sd.n_pages,
+                                  "family": sd.meta.get("family", "classic")}
         documents: list[str] = []
         for r in render:
             if r == "pdf":
@@ -61,7 +69,8 @@ def write_dataset(out_dir: str | Path, n_formats: int, docs_per_format: int, kin
                     row["images"] = [f"{set_name}/{n}" for n in names]
                 documents.append(f"{set_name}/{names[0]}")
             else:
-                _dump(folder / f"{did}.ocr.json", to_ocr_lines(sd, dpi, augment))
+                lines = to_ocr_lines(sd, dpi, augment) if ocr_noise is None else to_noisy_ocr_lines(sd, ocr_noise, dpi)
+                _dump(folder / f"{did}.ocr.json", lines)
                 row["ocr"] = f"{rel}.ocr.json"
                 documents.append(f"{rel}.ocr.json")
         row["document"] = documents[0]

@@ -23,6 +23,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--render", default="pdf", help=f"comma-separated subset of {','.join(RENDERS)}")
     p.add_argument("--dpi", type=int, default=150)
     p.add_argument("--augment", action="store_true", help="rotate and add noise to page images")
+    p.add_argument("--families", default=None,
+                   help="comma-separated layout families to draw (or 'all'); default: all on train/unseen, "
+                        "classic on dev (see README 'Synthetic documents')")
+    p.add_argument("--ocr-noise", default=None, choices=("none", "light", "medium", "heavy"),
+                   help="misread the OCR line files (render ocr) as an OCR engine would: merged words, split "
+                        "lines, confused and dropped characters, jittered boxes")
     p.set_defaults(run=run)
 
 
@@ -35,7 +41,8 @@ def run(args: argparse.Namespace) -> int:
     t = time.perf_counter()
     try:
         rows = write_dataset(args.out, args.formats, args.docs, kind=args.kind, split=args.split, seed=args.seed,
-                             render=render, dpi=args.dpi, augment=args.augment)
+                             render=render, dpi=args.dpi, augment=args.augment, families=args.families,
+                             ocr_noise=args.ocr_noise)
     except ValueError as exc:
         print(f"docassay: error: {exc}", file=sys.stderr)
         return 2
