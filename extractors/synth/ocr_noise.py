@@ -17,6 +17,7 @@ everywhere). Noise is a pure function of the document and the noise settings.
 """
 from __future__ import annotations
 
+import io
 import random
 from dataclasses import asdict, dataclass
 
@@ -24,7 +25,7 @@ from docassay.extractors.synth.canvas import Run, ascent_descent, measure
 from docassay.extractors.synth.render import DEFAULT_DPI, _augment_params, _rotate_point
 from docassay.extractors.synth.types import SynthDoc
 
-__all__ = ["OcrNoise", "NOISE_LEVELS", "CONFUSIONS", "to_noisy_ocr_lines", "noise_word"]
+__all__ = ["OcrNoise", "NOISE_LEVELS", "CONFUSIONS", "to_noisy_ocr_lines", "to_scan_png", "noise_word"]
 
 # What an OCR engine reads a character as, by mistake (both directions where they apply).
 CONFUSIONS: dict[str, str] = {"0": "O", "O": "0", "o": "0", "1": "lI", "l": "1I", "I": "1l", "5": "S", "S": "5",
@@ -42,16 +43,18 @@ class OcrNoise:
     jitter_px: float = 1.5         # box corners moved by up to this much (pixels at 150 dpi, scaled)
     rotate: bool = True            # the rotation of `to_png(augment=True)`
     protect_truth: bool = True     # see the module docstring
+    blur_px: float = 0.6           # page image (`to_scan_png`): Gaussian blur radius at 150 dpi
+    speckle: float = 0.0005        # page image: share of pixels turned to dark specks
 
     def key(self) -> str:
         return ",".join(f"{k}={v}" for k, v in asdict(self).items())
 
 
 NOISE_LEVELS: dict[str, OcrNoise] = {
-    "none": OcrNoise(0.0, 0.0, 0.0, 0.0, 0.0, rotate=False),
-    "light": OcrNoise(0.02, 0.05, 0.008, 0.002, 1.0),
+    "none": OcrNoise(0.0, 0.0, 0.0, 0.0, 0.0, rotate=False, blur_px=0.0, speckle=0.0),
+    "light": OcrNoise(0.02, 0.05, 0.008, 0.002, 1.0, blur_px=0.3, speckle=0.0002),
     "medium": OcrNoise(),
-    "heavy": OcrNoise(0.08, 0.15, 0.05, 0.015, 3.0),
+    "heavy": OcrNoise(0.08, 0.15, 0.05, 0.015, 3.0, blur_px=1.0, speckle=0.002),
 }
 
 
@@ -87,13 +90,43 @@ def _word_spans(run: Run) -> list[tuple[float, float]]:
     return out
 
 
+def _level(noise: OcrNoise | str) -> OcrNoise:
+    if isinstance(noise, OcrNoise):
+        return noise
+    if noise not in NOISE_LEVELS:
+        raise ValueError(f"noise must be an OcrNoise or one of {tuple(NOISE_LEVELS)}, got {noise!r}")
+    return NOISE_LEVELS[noise]
+
+
+def to_scan_png(doc: SynthDoc, noise: OcrNoise | str = "medium", dpi: int = DEFAULT_DPI) -> list[bytes]:
+    """Page images of a scan: `to_png(doc, dpi, augment=noise.rotate)` (the rotation the noisy OCR
+    lines use, grain), blurred by `blur_px` and speckled; one PNG per page, deterministic."""
+    import numpy as np
+    from PIL import Image, ImageFilter
+
+    from docassay.extractors.synth.render import to_png
+
+    noise = _level(noise)
+    out: list[bytes] = []
+    for pno, data in enumerate(to_png(doc, dpi, augment=noise.rotate), start=1):
+        img = Image.open(io.BytesIO(data)).convert("L")
+        if noise.blur_px:
+            img = img.filter(ImageFilter.GaussianBlur(noise.blur_px * dpi / 150.0))
+        if noise.speckle:
+            arr = np.array(img)
+            gen = np.random.default_rng(random.Random(f"{doc.doc_id}/scan/{noise.key()}/{pno}").randrange(2 ** 31))
+            arr[gen.random(arr.shape) < noise.speckle] = 40
+            img = Image.fromarray(arr)
+        buf = io.BytesIO()
+        img.save(buf, format="PNG", compress_level=1)
+        out.append(buf.getvalue())
+    return out
+
+
 def to_noisy_ocr_lines(doc: SynthDoc, noise: OcrNoise | str = "medium", dpi: int = DEFAULT_DPI
                        ) -> dict[str, list[dict]]:
     """The document's OCR line file with `noise` (an `OcrNoise` or a `NOISE_LEVELS` name) applied."""
-    if isinstance(noise, str):
-        if noise not in NOISE_LEVELS:
-            raise ValueError(f"noise must be an OcrNoise or one of {tuple(NOISE_LEVELS)}, got {noise!r}")
-        noise = NOISE_LEVELS[noise]
+    noise = _level(noise)
     scale = dpi / 72.0
     jitter = noise.jitter_px * dpi / 150.0
     multi = len(doc.layout.pages) > 1

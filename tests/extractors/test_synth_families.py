@@ -291,6 +291,20 @@ def test_ocr_noise_kinds_each_happen() -> None:
     assert set(NOISE_LEVELS) == {"none", "light", "medium", "heavy"}
 
 
+def test_scan_images_match_the_noisy_lines() -> None:
+    from docassay.extractors.synth import to_scan_png
+    import numpy as np
+    sd = _noise_docs()[0]
+    dpi = 60
+    pngs = to_scan_png(sd, "heavy", dpi)
+    assert pngs == to_scan_png(sd, "heavy", dpi) and pngs[0] != to_scan_png(sd, "light", dpi)[0]
+    img = Image.open(io.BytesIO(pngs[0])).convert("L")
+    lines = to_noisy_ocr_lines(sd, OcrNoise(jitter_px=0.0, merge_p=0, split_p=0, confuse_p=0, drop_p=0), dpi)
+    for q in (l["quad"] for l in lines["lines"]):
+        crop = np.asarray(img.crop((min(q[0::2]), min(q[1::2]), max(q[0::2]) + 1, max(q[1::2]) + 1)))
+        assert crop.size == 0 or crop.min() < 160                                    # ink inside every box
+
+
 def test_write_dataset_with_families_and_noise(tmp_path) -> None:
     rows = write_dataset(tmp_path, 2, 1, kind="receipt", split="dev", seed=1, render=("ocr",),
                          families=["branch", "slogan"], ocr_noise="medium")
