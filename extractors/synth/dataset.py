@@ -3,6 +3,7 @@
     <out>/<set>/<id>.pdf | <id>.png (<id>-p<N>.png for several pages) | <id>.ocr.json
     <out>/<set>/<id>.json          canonical ground truth
     <out>/<set>/<id>.spans.json    training labels (TruthSpans.to_json)
+    <out>/<set>/<id>.ocr-tags.json with an OCR noise level: per line of <id>.ocr.json, per token, its tags
     <out>/manifest.jsonl           one row per document; rows of earlier runs with other ids are kept
 """
 from __future__ import annotations
@@ -69,7 +70,12 @@ def write_dataset(out_dir: str | Path, n_formats: int, docs_per_format: int, kin
                     row["images"] = [f"{set_name}/{n}" for n in names]
                 documents.append(f"{set_name}/{names[0]}")
             else:
-                lines = to_ocr_lines(sd, dpi, augment) if ocr_noise is None else to_noisy_ocr_lines(sd, ocr_noise, dpi)
+                if ocr_noise is None:
+                    lines = to_ocr_lines(sd, dpi, augment)
+                else:                           # the token labels beside the line file, which stays plain
+                    lines = to_noisy_ocr_lines(sd, ocr_noise, dpi, with_tags=True)
+                    _dump(folder / f"{did}.ocr-tags.json", [ln.pop("tags") for ln in lines["lines"]])
+                    row["ocr_tags"] = f"{rel}.ocr-tags.json"
                 _dump(folder / f"{did}.ocr.json", lines)
                 row["ocr"] = f"{rel}.ocr.json"
                 documents.append(f"{rel}.ocr.json")

@@ -123,9 +123,13 @@ def to_scan_png(doc: SynthDoc, noise: OcrNoise | str = "medium", dpi: int = DEFA
     return out
 
 
-def to_noisy_ocr_lines(doc: SynthDoc, noise: OcrNoise | str = "medium", dpi: int = DEFAULT_DPI
-                       ) -> dict[str, list[dict]]:
-    """The document's OCR line file with `noise` (an `OcrNoise` or a `NOISE_LEVELS` name) applied."""
+def to_noisy_ocr_lines(doc: SynthDoc, noise: OcrNoise | str = "medium", dpi: int = DEFAULT_DPI,
+                       with_tags: bool = False) -> dict[str, list[dict]]:
+    """The document's OCR line file with `noise` (an `OcrNoise` or a `NOISE_LEVELS` name) applied.
+
+    `with_tags=True` adds `"tags"` to every line: per whitespace token of its text, the sorted tags
+    (see `invoice_layout`: field `f`, label `@f`, item `i<k>`, cell `i<k>.<column>`, header `#<column>`)
+    of the printed words the token was read from — the training labels of the noisy words."""
     noise = _level(noise)
     scale = dpi / 72.0
     jitter = noise.jitter_px * dpi / 150.0
@@ -166,5 +170,7 @@ def to_noisy_ocr_lines(doc: SynthDoc, noise: OcrNoise | str = "medium", dpi: int
                                            "quad": [int(round(c)) for xy in corners for c in xy]}
                 if multi:
                     line["page"] = pno
+                if with_tags:
+                    line["tags"] = [sorted({t for i in tok for t in r.tags[i]}) for tok in box]
                 lines.append(line)
     return {"lines": lines}

@@ -275,6 +275,24 @@ def test_ocr_noise_changes_text_and_keeps_truth_words() -> None:
     assert to_noisy_ocr_lines(_noise_docs()[0], "none") == to_ocr_lines(_noise_docs()[0])
 
 
+def test_noisy_tokens_carry_the_tags_of_their_words() -> None:
+    sd = _noise_docs()[1]
+    lines = to_noisy_ocr_lines(sd, "heavy", with_tags=True)["lines"]
+    plain = to_noisy_ocr_lines(sd, "heavy")["lines"]
+    assert [l["text"] for l in lines] == [l["text"] for l in plain] and "tags" not in plain[0]
+    tagged: dict[str, list[str]] = {}
+    for l in lines:
+        toks = l["text"].split()
+        assert len(toks) == len(l["tags"])
+        for tok, tags in zip(toks, l["tags"]):
+            for t in tags:
+                tagged.setdefault(t, []).append(tok)
+    for key, span in sd.truth_spans.fields.items():
+        assert tagged.get(key) == span.text.split(), key                   # protected: the words as printed
+    for k, item in enumerate(sd.truth_spans.items):
+        assert tagged[f"i{k}.description"] == item.cells["description"].text.split()
+
+
 def test_ocr_noise_kinds_each_happen() -> None:
     sd = _noise_docs()[1]
     clean = to_ocr_lines(sd, augment=True)["lines"]
@@ -311,6 +329,9 @@ def test_write_dataset_with_families_and_noise(tmp_path) -> None:
     assert {r["family"] for r in rows} <= {"branch", "slogan"} and len(rows) == 2
     for r in rows:
         lines = json.loads((tmp_path / r["ocr"]).read_text())["lines"]
-        assert lines and all(len(l["quad"]) == 8 for l in lines)
+        assert lines and all(set(l) == {"text", "quad"} for l in lines)
+        tags = json.loads((tmp_path / r["ocr_tags"]).read_text())
+        assert [len(t) for t in tags] == [len(l["text"].split()) for l in lines]
+        assert any("total" in t for line_tags in tags for t in line_tags)
     with pytest.raises(ValueError):
         write_dataset(tmp_path, 1, 1, render=("ocr",), ocr_noise="loud")
