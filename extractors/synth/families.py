@@ -53,20 +53,20 @@ _WEIGHTS = {"classic": 2.0}                # new families share the rest equally
 
 # Labels the classic vocabulary has no key for (per language; WinAnsi only).
 RICH_LABELS: dict[str, dict[str, list[str]]] = {
-    "en": {"order_date": ["Order Date", "Date of Order", "Ordered"], "from": ["From", "Supplier", "Issued by"],
+    "en": {"period": ["Service period", "Period", "Billing period"], "order_date": ["Order Date", "Date of Order", "Ordered"], "from": ["From", "Supplier", "Issued by"],
            "ref_invoice": ["Relates to invoice", "Original invoice", "Reference invoice"],
            "of": ["of", "dated"], "tax_number": ["Tax No.", "Tax Reference"],
            "holder": ["Account holder", "Beneficiary"]},
-    "de": {"order_date": ["Bestelldatum", "Auftragsdatum", "Bestellung vom"], "from": ["Absender", "Von", "Lieferant"],
+    "de": {"period": ["Leistungszeitraum", "Abrechnungszeitraum", "Zeitraum"], "order_date": ["Bestelldatum", "Auftragsdatum", "Bestellung vom"], "from": ["Absender", "Von", "Lieferant"],
            "ref_invoice": ["zu Rechnung", "Bezug: Rechnung", "Ursprungsrechnung"], "of": ["vom"],
            "tax_number": ["Steuernummer", "St.-Nr."], "holder": ["Kontoinhaber", "Empfänger"]},
-    "fr": {"order_date": ["Date de commande", "Commande du"], "from": ["Émetteur", "Fournisseur", "De"],
+    "fr": {"period": ["Période", "Période de prestation"], "order_date": ["Date de commande", "Commande du"], "from": ["Émetteur", "Fournisseur", "De"],
            "ref_invoice": ["Facture d'origine", "Se rapporte à la facture", "Réf. facture"], "of": ["du"],
            "tax_number": ["SIRET", "N° fiscal"], "holder": ["Titulaire", "Bénéficiaire"]},
-    "es": {"order_date": ["Fecha de pedido", "Fecha del pedido"], "from": ["Emisor", "Proveedor", "De"],
+    "es": {"period": ["Periodo", "Periodo de facturación"], "order_date": ["Fecha de pedido", "Fecha del pedido"], "from": ["Emisor", "Proveedor", "De"],
            "ref_invoice": ["Factura rectificada", "Factura original", "Ref. factura"], "of": ["del", "de fecha"],
            "tax_number": ["NIF", "CIF"], "holder": ["Titular", "Beneficiario"]},
-    "nl": {"order_date": ["Besteldatum", "Orderdatum"], "from": ["Van", "Leverancier", "Afzender"],
+    "nl": {"period": ["Periode", "Factuurperiode"], "order_date": ["Besteldatum", "Orderdatum"], "from": ["Van", "Leverancier", "Afzender"],
            "ref_invoice": ["Betreft factuur", "Oorspronkelijke factuur", "Ref. factuur"], "of": ["van", "d.d."],
            "tax_number": ["KvK", "KvK-nummer"], "holder": ["Rekeninghouder", "Begunstigde"]},
 }
@@ -192,7 +192,7 @@ def apply_invoice_family(style: InvoiceStyle, family: str, seed: int, lang: str,
     fields = list(style.fields)
     dates: list[str] = []
     for key, p in (("order_date", 0.6), ("delivery_date", 0.6), ("due_date", 0.55), ("order_number", 0.4),
-                   ("customer_number", 0.4)):
+                   ("customer_number", 0.4), ("period", 0.25)):
         if key not in fields and rng.random() < (p + (0.3 if header == "grid" else 0.0)):
             dates.append(key)
     if "due_date" in dates:
@@ -263,6 +263,7 @@ def apply_receipt_family(style: object, family: str, seed: int, lang: str) -> ob
         else Decimal(0),
         tendered=family == "rich_totals" or rng.random() < 0.3, labels=labels)
     changes: dict[str, object] = {"layout_family": family, "rich": rich}
-    if family == "rich_totals":
-        changes.update(payment=rng.choice(["cash", "mixed"]), items_count=rng.random() < 0.5)
+    if family == "rich_totals":                  # cash rounding to 0.05 is printed outside Malaysia too (CH, NL, BE)
+        changes.update(payment=rng.choice(["cash", "mixed"]), items_count=rng.random() < 0.5,
+                       rounding=bool(getattr(style, "rounding")) or rng.random() < 0.4)
     return replace(style, **changes)  # type: ignore[type-var]

@@ -37,14 +37,17 @@ class RichValues:
     ref_number: str                # the invoice a credit note corrects (a distractor number)
     ref_date: date
     tax_number: str
+    period: tuple[date, date]      # a service period (first and last day of the month before the issue)
 
 
 def sample_rich_values(style: InvoiceStyle, loc: Locale, lang: str, v: InvoiceValues,
                        rng: random.Random) -> RichValues:
     ref_date = v.issue - timedelta(days=rng.randint(3, 90))
+    last = v.issue.replace(day=1) - timedelta(days=1)
     return RichValues(order_date=v.issue - timedelta(days=rng.randint(1, 30)),
                       ref_number=style.id_pattern.render(rng, ref_date.year), ref_date=ref_date,
-                      tax_number=f"{rng.randint(10, 99)}/{rng.randint(100, 999)}/{rng.randint(10000, 99999)}")
+                      tax_number=f"{rng.randint(10, 99)}/{rng.randint(100, 999)}/{rng.randint(10000, 99999)}",
+                      period=(last.replace(day=1), last))
 
 
 class _RichComposer(_Composer):
@@ -82,6 +85,10 @@ class _RichComposer(_Composer):
                 rows.append((key, self.lab(key), [(self.v.order_number, ())]))
             elif key == "customer_number":
                 rows.append((key, self.lab(key), [(self.v.customer_number, ())]))
+            elif key == "period":                   # a date range: two distractor dates in one field
+                start, end = self.rv.period
+                rows.append((key, f"{self.r.labels['period']}{self.s.colon}",
+                             [(f"{format_date(start, self.loc)} - {format_date(end, self.loc)}", ())]))
         return rows
 
     # ---- blocks ----------------------------------------------------------------------------------
@@ -98,16 +105,21 @@ class _RichComposer(_Composer):
                 y += pitch
         return y
 
+    @property
+    def address_lines_max(self) -> int:
+        """British addresses print town and postcode on lines of their own; only English formats have them."""
+        return ADDRESS_LINES_MAX if self.lang == "en" else ADDRESS_LINES_MAX - 1
+
     def seller_reserve(self, narrow: bool) -> float:
         contact = len(self.s.seller_lines) * (2 if narrow else 1)
-        return (NAME_LINES_MAX + ADDRESS_LINES_MAX + contact) * self.ld
+        return (NAME_LINES_MAX + self.address_lines_max + contact) * self.ld
 
     def buyer_reserve(self) -> float:
         s = self.s
-        return (int(s.bill_to_label) + NAME_LINES_MAX + int(s.attn_line) + ADDRESS_LINES_MAX) * self.ld
+        return (int(s.bill_to_label) + NAME_LINES_MAX + int(s.attn_line) + self.address_lines_max) * self.ld
 
     def ship_reserve(self) -> float:
-        return (1 + NAME_LINES_MAX + ADDRESS_LINES_MAX) * self.ld
+        return (1 + NAME_LINES_MAX + self.address_lines_max) * self.ld
 
     def boxed(self, x: float, top: float, width: float, height: float) -> None:
         if self.r.boxes:
@@ -139,6 +151,9 @@ class _RichComposer(_Composer):
     def value_width(self, key: str) -> float:
         if key in ("issue_date", "due_date", "delivery_date", "order_date"):
             return measure(format_date(_WIDE_DATE, self.loc), self.reg, self.fs)
+        if key == "period":
+            return measure(f"{format_date(_WIDE_DATE, self.loc)} - {format_date(_WIDE_DATE, self.loc)}", self.reg,
+                           self.fs)
         if key == "currency":
             return measure("EUR", self.reg, self.fs)
         return measure(GRID_VALUE_DIGITS, self.reg, self.fs)
@@ -172,9 +187,10 @@ class _RichComposer(_Composer):
         p, y = self.page(), top
         for key, lbl, val in self.field_rows():
             p.text(x, y + self.small * ASC, [(lbl, ("@" + key,))], self.lab_font, self.small)
-            p.text(x, y + self.lds + self.fs * ASC, val, self.reg, self.fs)
+            self.block(x, y + self.lds, width, [(val, self.reg)])
             self.relations[key] = "above"
-            y += self.lds + self.ld + 3
+            lines = 1 if self.value_width(key) <= width else 2     # the widest value this format prints
+            y += self.lds + lines * self.ld + 3
         return y
 
     def fields_any(self, x: float, top: float, width: float) -> float:
