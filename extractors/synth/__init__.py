@@ -21,7 +21,8 @@ from docassay.extractors.synth.families import (ALL_INVOICE_FAMILIES, ALL_RECEIP
                                                  RECEIPT_FAMILIES)
 from docassay.extractors.synth.generator import SPLITS, format_seeds, generate, make_document, make_format, split_of
 from docassay.extractors.synth.locale import Locale, parse_amount, parse_date
-from docassay.extractors.synth.ocr_noise import NOISE_LEVELS, OcrNoise, to_noisy_ocr_lines, to_scan_png
+from docassay.extractors.synth.ocr_noise import (NOISE_LEVELS, OcrNoise, to_noisy_ocr_document, to_noisy_ocr_lines,
+                                                  to_scan_png)
 from docassay.extractors.synth.render import to_ocr_lines, to_pdf, to_png
 from docassay.extractors.synth.types import Anchor, CellSpan, FieldSpan, Format, ItemSpan, SynthDoc, TruthSpans
 
@@ -29,4 +30,4 @@ __all__ = ["make_format", "make_document", "generate", "format_seeds", "split_of
            "RENDERS", "to_pdf", "to_png", "to_ocr_lines", "Format", "SynthDoc", "TruthSpans", "FieldSpan",
            "ItemSpan", "CellSpan", "Anchor", "Locale", "parse_amount", "parse_date", "INVOICE_FAMILIES",
            "RECEIPT_FAMILIES", "ALL_INVOICE_FAMILIES", "ALL_RECEIPT_FAMILIES", "OcrNoise", "NOISE_LEVELS",
-           "to_noisy_ocr_lines", "to_scan_png"]
+           "to_noisy_ocr_lines", "to_noisy_ocr_document", "to_scan_png"]

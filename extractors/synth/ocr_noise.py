@@ -20,12 +20,17 @@ from __future__ import annotations
 import io
 import random
 from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING
 
 from docassay.extractors.synth.canvas import Run, ascent_descent, measure
 from docassay.extractors.synth.render import DEFAULT_DPI, _augment_params, _rotate_point
 from docassay.extractors.synth.types import SynthDoc
 
-__all__ = ["OcrNoise", "NOISE_LEVELS", "CONFUSIONS", "to_noisy_ocr_lines", "to_scan_png", "noise_word"]
+if TYPE_CHECKING:
+    from docassay.extractors.document import Document
+
+__all__ = ["OcrNoise", "NOISE_LEVELS", "CONFUSIONS", "to_noisy_ocr_lines", "to_noisy_ocr_document", "to_scan_png",
+           "noise_word"]
 
 # What an OCR engine reads a character as, by mistake (both directions where they apply).
 CONFUSIONS: dict[str, str] = {"0": "O", "O": "0", "o": "0", "1": "lI", "l": "1I", "I": "1l", "5": "S", "S": "5",
@@ -174,3 +179,28 @@ def to_noisy_ocr_lines(doc: SynthDoc, noise: OcrNoise | str = "medium", dpi: int
                     line["tags"] = [sorted({t for i in tok for t in r.tags[i]}) for tok in box]
                 lines.append(line)
     return {"lines": lines}
+
+
+def to_noisy_ocr_document(doc: SynthDoc, noise: OcrNoise | str = "medium", dpi: int = DEFAULT_DPI) -> "Document":
+    """A one-page document as the project's OCR-lines parser reads its noisy line file (what
+    `extractors.instructions.model_data.as_ocr_lines` gives for a clean one): pixel boxes, no font
+    sizes, lines rebuilt from word geometry. The truth is `doc.truth`, unchanged. Raises ValueError
+    for several pages (a line file holds one page)."""
+    import json
+
+    from docassay.extractors.parsers.ocr_lines import OcrLinesParser
+
+    if len(doc.layout.pages) != 1:
+        raise ValueError(f"{doc.doc_id}: an OCR line file holds one page, the document has {len(doc.layout.pages)}")
+    data = json.dumps(to_noisy_ocr_lines(doc, noise, dpi)).encode()
+    return OcrLinesParser().parse(data, f"{doc.doc_id}.ocr.json", _settings())
+
+
+_SETTINGS: list[object] = []
+
+
+def _settings():  # type: ignore[no-untyped-def]
+    from docassay.infra.config import Settings
+    if not _SETTINGS:
+        _SETTINGS.append(Settings.load())
+    return _SETTINGS[0]

@@ -293,6 +293,21 @@ def test_noisy_tokens_carry_the_tags_of_their_words() -> None:
         assert tagged[f"i{k}.description"] == item.cells["description"].text.split()
 
 
+def test_noisy_ocr_document_is_what_the_parser_reads() -> None:
+    from docassay.extractors.synth import to_noisy_ocr_document
+    sd = _noise_docs()[0]
+    doc = to_noisy_ocr_document(sd, "heavy")
+    assert len(doc.pages) == 1 and doc.pages[0].words
+    words = [w.text for w in doc.pages[0].words]
+    clean = [w.text for w in sd.document.pages[0].words]
+    assert Counter(words) != Counter(clean)                                       # misread, not only reordered
+    for page, key, text, truth in _truth_chunks(sd):
+        assert all(w in words for w in text.split()), key
+    multi = make_document(make_format(SEEDS[1], "invoice", families=["long_table"]), 0)
+    with pytest.raises(ValueError, match="one page"):
+        to_noisy_ocr_document(multi)
+
+
 def test_ocr_noise_kinds_each_happen() -> None:
     sd = _noise_docs()[1]
     clean = to_ocr_lines(sd, augment=True)["lines"]
