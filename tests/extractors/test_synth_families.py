@@ -350,3 +350,13 @@ def test_write_dataset_with_families_and_noise(tmp_path) -> None:
         assert any("total" in t for line_tags in tags for t in line_tags)
     with pytest.raises(ValueError):
         write_dataset(tmp_path, 1, 1, render=("ocr",), ocr_noise="loud")
+
+
+def test_synth_command_takes_families_and_noise(tmp_path, capsys) -> None:
+    from docassay.flows.cli import main
+    assert main(["synth", "--out", str(tmp_path), "--kind", "receipt", "--formats", "2", "--docs", "1",
+                 "--families", "slogan", "--render", "ocr", "--ocr-noise", "light"]) == 0
+    rows = [json.loads(line) for line in (tmp_path / "manifest.jsonl").read_text().splitlines()]
+    assert [r["family"] for r in rows] == ["slogan", "slogan"] and all("ocr_tags" in r for r in rows)
+    assert main(["synth", "--out", str(tmp_path), "--kind", "receipt", "--families", "sidebar"]) == 2
+    assert "receipt families must be" in capsys.readouterr().err
