@@ -192,7 +192,7 @@ def apply_invoice_family(style: InvoiceStyle, family: str, seed: int, lang: str,
     fields = list(style.fields)
     dates: list[str] = []
     for key, p in (("order_date", 0.6), ("delivery_date", 0.6), ("due_date", 0.55), ("order_number", 0.4),
-                   ("customer_number", 0.4), ("period", 0.25)):
+                   ("customer_number", 0.4), ("period", 0.25), ("buyer_vat", 0.3)):
         if key not in fields and rng.random() < (p + (0.3 if header == "grid" else 0.0)):
             dates.append(key)
     if "due_date" in dates:

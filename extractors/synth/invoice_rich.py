@@ -27,6 +27,7 @@ NAME_LINES_MAX = 2                 # a party name wraps to at most this many lin
 SIDEBAR_SHARE = 0.32               # of the content width
 COLUMN_GAP = 16.0
 GRID_VALUE_DIGITS = "0000000000000"   # the widest reference a grid cell must hold
+WIDE_VAT_ID = "CHE-000.000.000 MWST"  # the widest VAT ID names.vat_id prints
 _WIDE_DATE = date(2020, 9, 28)        # a long month name and two-digit day, for cell widths
 
 
@@ -85,6 +86,8 @@ class _RichComposer(_Composer):
                 rows.append((key, self.lab(key), [(self.v.order_number, ())]))
             elif key == "customer_number":
                 rows.append((key, self.lab(key), [(self.v.customer_number, ())]))
+            elif key == "buyer_vat":                # the customer's VAT ID: a distractor for seller_vat_id
+                rows.append((key, self.lab(key), [(self.v.buyer_vat, ())]))
             elif key == "period":                   # a date range: two distractor dates in one field
                 start, end = self.rv.period
                 rows.append((key, f"{self.r.labels['period']}{self.s.colon}",
@@ -156,6 +159,8 @@ class _RichComposer(_Composer):
                            self.fs)
         if key == "currency":
             return measure("EUR", self.reg, self.fs)
+        if key in ("buyer_vat", "seller_vat_id"):
+            return measure(WIDE_VAT_ID, self.reg, self.fs)
         return measure(GRID_VALUE_DIGITS, self.reg, self.fs)
 
     def grid_block(self, x: float, top: float, width: float) -> float:
