@@ -53,20 +53,20 @@ _WEIGHTS = {"classic": 2.0}                # new families share the rest equally
 
 # Labels the classic vocabulary has no key for (per language; WinAnsi only).
 RICH_LABELS: dict[str, dict[str, list[str]]] = {
-    "en": {"period": ["Service period", "Period", "Billing period"], "order_date": ["Order Date", "Date of Order", "Ordered"], "from": ["From", "Supplier", "Issued by"],
+    "en": {"sections": ["Materials", "Labour", "Services", "Shipping", "Hardware", "Software", "Consumables"], "period": ["Service period", "Period", "Billing period"], "order_date": ["Order Date", "Date of Order", "Ordered"], "from": ["From", "Supplier", "Issued by"],
            "ref_invoice": ["Relates to invoice", "Original invoice", "Reference invoice"],
            "of": ["of", "dated"], "tax_number": ["Tax No.", "Tax Reference"],
            "holder": ["Account holder", "Beneficiary"]},
-    "de": {"period": ["Leistungszeitraum", "Abrechnungszeitraum", "Zeitraum"], "order_date": ["Bestelldatum", "Auftragsdatum", "Bestellung vom"], "from": ["Absender", "Von", "Lieferant"],
+    "de": {"sections": ["Material", "Arbeitsleistung", "Dienstleistungen", "Versand", "Hardware", "Verbrauchsmaterial"], "period": ["Leistungszeitraum", "Abrechnungszeitraum", "Zeitraum"], "order_date": ["Bestelldatum", "Auftragsdatum", "Bestellung vom"], "from": ["Absender", "Von", "Lieferant"],
            "ref_invoice": ["zu Rechnung", "Bezug: Rechnung", "Ursprungsrechnung"], "of": ["vom"],
            "tax_number": ["Steuernummer", "St.-Nr."], "holder": ["Kontoinhaber", "Empfänger"]},
-    "fr": {"period": ["Période", "Période de prestation"], "order_date": ["Date de commande", "Commande du"], "from": ["Émetteur", "Fournisseur", "De"],
+    "fr": {"sections": ["Fournitures", "Main-d'œuvre", "Prestations", "Transport", "Matériel", "Logiciels"], "period": ["Période", "Période de prestation"], "order_date": ["Date de commande", "Commande du"], "from": ["Émetteur", "Fournisseur", "De"],
            "ref_invoice": ["Facture d'origine", "Se rapporte à la facture", "Réf. facture"], "of": ["du"],
            "tax_number": ["SIRET", "N° fiscal"], "holder": ["Titulaire", "Bénéficiaire"]},
-    "es": {"period": ["Periodo", "Periodo de facturación"], "order_date": ["Fecha de pedido", "Fecha del pedido"], "from": ["Emisor", "Proveedor", "De"],
+    "es": {"sections": ["Materiales", "Mano de obra", "Servicios", "Envío", "Hardware", "Consumibles"], "period": ["Periodo", "Periodo de facturación"], "order_date": ["Fecha de pedido", "Fecha del pedido"], "from": ["Emisor", "Proveedor", "De"],
            "ref_invoice": ["Factura rectificada", "Factura original", "Ref. factura"], "of": ["del", "de fecha"],
            "tax_number": ["NIF", "CIF"], "holder": ["Titular", "Beneficiario"]},
-    "nl": {"period": ["Periode", "Factuurperiode"], "order_date": ["Besteldatum", "Orderdatum"], "from": ["Van", "Leverancier", "Afzender"],
+    "nl": {"sections": ["Materiaal", "Arbeid", "Diensten", "Verzending", "Hardware", "Verbruiksartikelen"], "period": ["Periode", "Factuurperiode"], "order_date": ["Besteldatum", "Orderdatum"], "from": ["Van", "Leverancier", "Afzender"],
            "ref_invoice": ["Betreft factuur", "Oorspronkelijke factuur", "Ref. factuur"], "of": ["van", "d.d."],
            "tax_number": ["KvK", "KvK-nummer"], "holder": ["Rekeninghouder", "Begunstigde"]},
 }
@@ -115,9 +115,11 @@ class RichInvoice:
     footer_full: bool                            # tax number, account holder in the footer
     sidebar_bank: bool
     labels: dict[str, str] = field(default_factory=dict)
+    sections: tuple[str, ...] = ()               # group headings inside the item table ("" for none)
+    section_totals: bool = False                 # a subtotal row under each group (not a line item)
 
     def describe(self) -> dict[str, object]:
-        return {"family": self.family, "header": self.header, "sidebar_side": self.sidebar_side,
+        return {"family": self.family, "sections": list(self.sections), "section_totals": self.section_totals, "header": self.header, "sidebar_side": self.sidebar_side,
                 "fields_layout": self.fields_layout, "grid_cols": self.grid_cols, "delivery": self.delivery,
                 "delivery_first": self.delivery_first, "boxes": self.boxes, "seller_caption": self.seller_caption,
                 "dates": list(self.dates), "credit_mode": self.credit_mode, "credit_ref": self.credit_ref,
@@ -176,7 +178,7 @@ def pick_family(seed: int, kind: str, families: Sequence[str]) -> str:
 
 
 def _labels(rng: random.Random, table: dict[str, list[str]], upper: bool) -> dict[str, str]:
-    out = {k: rng.choice(v) for k, v in table.items()}
+    out = {k: rng.choice(v) for k, v in table.items() if k != "sections"}
     return {k: v.upper() for k, v in out.items()} if upper else out
 
 
@@ -240,7 +242,9 @@ def apply_invoice_family(style: InvoiceStyle, family: str, seed: int, lang: str,
             header, rng.choice(["beside_buyer", "below_buyer"])),
         delivery_first=rng.random() < 0.3, boxes=rng.random() < 0.5, seller_caption=rng.random() < 0.4,
         dates=tuple(dates), credit_mode=credit_mode, credit_ref=family == "credit_note" and rng.random() < 0.85,
-        footer_full=rng.random() < 0.7, sidebar_bank=header == "sidebar" and rng.random() < 0.6, labels=labels)
+        footer_full=rng.random() < 0.7, sidebar_bank=header == "sidebar" and rng.random() < 0.6, labels=labels,
+        sections=tuple(rng.sample(RICH_LABELS[lang]["sections"], 3)) if rng.random() < 0.3 else (),
+        section_totals=rng.random() < 0.5)
     changes["rich"] = rich
     new = replace(style, **changes)
     return fit_columns(new, loc) if "columns" in changes else new

@@ -1,6 +1,6 @@
 """Placing an invoice of a non-classic family (see `families`): other page headers, a key/value
 grid, delivery blocks as captioned distractors, extra dates, credit-note references and signs,
-fuller bank/registry footers. Everything else (item table, page breaks, totals) is the classic
+group headings and group subtotals inside the item table, fuller bank/registry footers. Everything else (item table, page breaks, totals) is the classic
 composer's, so the tagging conventions of `invoice_layout` hold unchanged.
 
 Blocks of variable length (addresses, names that wrap) get a fixed reserved height, so every
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from decimal import Decimal
 
-from docassay.extractors.synth.canvas import Layout, Tagged, measure
+from docassay.extractors.synth.canvas import Layout, Tagged, measure, wrap
 from docassay.extractors.synth.families import RichInvoice
 from docassay.extractors.synth.invoice_layout import ASC, _GRAY, _Composer, _light
 from docassay.extractors.synth.invoice_style import InvoiceStyle
@@ -227,6 +227,59 @@ class _RichComposer(_Composer):
         bank, ib, bc = self.v.bank
         return [([(self.lab("bank"), ()), (bank, ())], self.reg), ([(self.lab("iban"), ()), (ib, ())], self.reg),
                 ([(self.lab("bic"), ()), (bc, ())], self.reg)]
+
+    # ---- the item table: group headings and group subtotals between the rows -------------------
+    def _room(self, h: float, running: Decimal) -> None:
+        """A page break (carried-forward lines, repeated header) unless `h` fits above the footer."""
+        carry_h = self.ld * 1.5 if self.s.carry_forward else 0.0
+        if self.y + h > self.bottom - carry_h:
+            if self.s.carry_forward:
+                self.carry_line("carried_forward", running)
+            self.new_page()
+            if self.s.carry_forward:
+                self.carry_line("brought_forward", running)
+            self.table_header()
+
+    def section_row(self, text: str, amount: Decimal | None) -> None:
+        """A heading (amount None) or a group subtotal row: table text that is not a line item."""
+        h = self.ld + 5
+        base = self.y + 2.5 + self.fs * ASC
+        desc = next(c for c in self.cols if c.key == "description")
+        if amount is None:
+            self.page().text(desc.x0 + 3, base, text.upper() if self.s.label_upper else text, self.bold, self.fs)
+        else:
+            total_col = next((c for c in self.cols if c.key == "line_total"), self.cols[-1])
+            self.page().text(total_col.x0 - 6, base, f"{text}{self.s.colon}", self.bold, self.fs, align="right")
+            self.page().text(total_col.x1 - 3, base, self.amt(amount, self.s.cur_style == "all"), self.bold, self.fs,
+                             align="right")
+            self.page().line(total_col.x0, self.y + 1, total_col.x1, self.y + 1, line_width=0.3)
+        self.y += h
+
+    def items(self) -> None:
+        r, items = self.r, self.v.items
+        if not r.sections or len(items) < 3:
+            super().items()
+            return
+        n = min(len(r.sections), max(2, len(items) // 3))
+        bounds = [round(i * len(items) / n) for i in range(n + 1)]
+        desc_col = next(c for c in self.cols if c.key == "description")
+        self.ensure(self.ld * 4)
+        self.table_header()
+        running = Decimal("0.00")
+        for g in range(n):
+            self._room((self.ld + 5) * 2, running)
+            self.section_row(r.sections[g], None)
+            group = Decimal("0.00")
+            for k in range(bounds[g], bounds[g + 1]):
+                item = items[k]
+                lines = wrap(item.description, self.reg, self.fs, desc_col.x1 - desc_col.x0 - 6)
+                self._room(self.row_height(item, lines), running)
+                self.item_row(k, item, lines)
+                running += item.line_total
+                group += item.line_total
+            if r.section_totals:
+                self._room(self.ld + 5, running)
+                self.section_row(f"{self.s.labels['subtotal']} {r.sections[g]}", group)
 
     # ---- page headers ------------------------------------------------------------------------------
     def header_sidebar(self) -> float:

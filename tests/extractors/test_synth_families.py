@@ -360,3 +360,25 @@ def test_synth_command_takes_families_and_noise(tmp_path, capsys) -> None:
     assert [r["family"] for r in rows] == ["slogan", "slogan"] and all("ocr_tags" in r for r in rows)
     assert main(["synth", "--out", str(tmp_path), "--kind", "receipt", "--families", "sidebar"]) == 2
     assert "receipt families must be" in capsys.readouterr().err
+
+
+def test_item_tables_with_group_headings_keep_exactly_the_line_items() -> None:
+    found = 0
+    for fseed in format_seeds("train", 40, seed=8):
+        fmt = make_format(fseed, "invoice", families=["tax_summary"])
+        if not fmt.style.rich.sections:
+            continue
+        sd = make_document(fmt, 0)
+        if len(sd.truth["line_items"]) < 3:
+            continue
+        found += 1
+        words = [w.text for p in sd.document.pages for w in p.words]
+        assert fmt.style.rich.sections[0].split()[0] in words or fmt.style.rich.sections[0].upper().split()[0] in words
+        assert len(sd.truth_spans.items) == len(sd.truth["line_items"])          # headings and subtotals are no items
+        item_words = {(it.page, i) for it in sd.truth_spans.items for i in it.word_ids}
+        heading = fmt.style.rich.sections[0].split()[0]
+        assert not any(sd.document.pages[p - 1].words[i].text in (heading, heading.upper()) and
+                       sd.document.pages[p - 1].words[i].bold for p, i in item_words)
+        if found >= 3:
+            break
+    assert found >= 2
