@@ -71,26 +71,26 @@ RICH_LABELS: dict[str, dict[str, list[str]]] = {
            "tax_number": ["KvK", "KvK-nummer"], "holder": ["Rekeninghouder", "Begunstigde"]},
 }
 RICH_RECEIPT_LABELS: dict[str, dict[str, list[str]]] = {
-    "en": {"service": ["Service Charge", "Svc Chg", "Service 10%"], "tendered": ["Tendered", "Amount Paid", "Paid"],
+    "en": {"saved": ["You saved", "Total savings", "Your savings"], "service": ["Service Charge", "Svc Chg", "Service 10%"], "tendered": ["Tendered", "Amount Paid", "Paid"],
            "branch": ["Branch", "Outlet", "Store"], "member": ["Member", "Loyalty No.", "Member Name"],
            "served": ["Served by", "Cashier", "Operator"], "slogan": ["Quality you can trust", "Since 1998",
                                                                      "Your friendly neighbourhood store",
                                                                      "Fresh every day"]},
-    "ms": {"service": ["Caj Perkhidmatan", "SERVICE CHARGE"], "tendered": ["Dibayar", "TUNAI DIBAYAR"],
+    "ms": {"saved": ["Jimat", "JUMLAH JIMAT"], "service": ["Caj Perkhidmatan", "SERVICE CHARGE"], "tendered": ["Dibayar", "TUNAI DIBAYAR"],
            "branch": ["Cawangan", "Outlet"], "member": ["Ahli", "No. Ahli"], "served": ["Juruwang", "Kasyer"],
            "slogan": ["Harga Berpatutan", "Kualiti Terjamin", "Sejak 2001"]},
-    "de": {"service": ["Bedienung", "Servicezuschlag"], "tendered": ["Gegeben", "Bezahlt"],
+    "de": {"saved": ["Sie sparen", "Ersparnis"], "service": ["Bedienung", "Servicezuschlag"], "tendered": ["Gegeben", "Bezahlt"],
            "branch": ["Filiale", "Markt"], "member": ["Kundenkarte", "Mitglied"], "served": ["Es bediente Sie",
                                                                                            "Kassierer", "Bediener"],
            "slogan": ["Frisch vom Bäcker", "Seit 1987 für Sie da", "Qualität zum fairen Preis"]},
-    "fr": {"service": ["Service", "Service compris"], "tendered": ["Reçu", "Montant remis"],
+    "fr": {"saved": ["Vous économisez", "Économies"], "service": ["Service", "Service compris"], "tendered": ["Reçu", "Montant remis"],
            "branch": ["Magasin", "Succursale"], "member": ["Carte fidélité", "Client"],
            "served": ["Vous avez été servi par", "Caissier", "Hôte"],
            "slogan": ["Artisan depuis 1975", "La qualité au quotidien", "Merci de votre fidélité"]},
-    "es": {"service": ["Servicio", "Cargo por servicio"], "tendered": ["Entregado", "Recibido"],
+    "es": {"saved": ["Usted ahorra", "Ahorro total"], "service": ["Servicio", "Cargo por servicio"], "tendered": ["Entregado", "Recibido"],
            "branch": ["Tienda", "Sucursal"], "member": ["Socio", "Tarjeta cliente"], "served": ["Le atendió", "Cajero"],
            "slogan": ["Calidad y confianza", "Desde 1992", "Su tienda de barrio"]},
-    "nl": {"service": ["Bediening", "Servicekosten"], "tendered": ["Betaald", "Ontvangen"],
+    "nl": {"saved": ["U bespaart", "Voordeel"], "service": ["Bediening", "Servicekosten"], "tendered": ["Betaald", "Ontvangen"],
            "branch": ["Filiaal", "Vestiging"], "member": ["Klantenkaart", "Lid"], "served": ["U werd geholpen door",
                                                                                           "Kassa", "Medewerker"],
            "slogan": ["Vers van de markt", "Sinds 1964", "Kwaliteit voor een eerlijke prijs"]},
@@ -139,13 +139,14 @@ class RichReceipt:
     member_name: bool                            # "Member: <name>"
     service_pct: Decimal                         # 0: no service charge
     tendered: bool                               # "Tendered" line before the change
+    savings: bool = False                        # "You saved 3.20" after the total (an amount distractor)
     labels: dict[str, str] = field(default_factory=dict)
 
     def describe(self) -> dict[str, object]:
         return {"family": self.family, "slogan": self.slogan, "slogan_above": self.slogan_above,
                 "branch": self.branch, "address_lines": self.address_lines, "postcode": self.postcode,
                 "served_by": self.served_by, "member_name": self.member_name, "service_pct": str(self.service_pct),
-                "tendered": self.tendered, "labels": dict(self.labels)}
+                "tendered": self.tendered, "savings": self.savings, "labels": dict(self.labels)}
 
 
 def default_families(kind: str, split: str | None) -> tuple[str, ...]:
@@ -265,7 +266,8 @@ def apply_receipt_family(style: object, family: str, seed: int, lang: str) -> ob
         postcode=rng.random() < 0.75, served_by=rng.random() < 0.6, member_name=rng.random() < 0.4,
         service_pct=Decimal(rng.choice(["5", "6", "10"])) if family == "rich_totals" or rng.random() < 0.15
         else Decimal(0),
-        tendered=family == "rich_totals" or rng.random() < 0.3, labels=labels)
+        tendered=family == "rich_totals" or rng.random() < 0.3, labels=labels,
+        savings=rng.random() < (0.5 if family == "rich_totals" else 0.15))
     changes: dict[str, object] = {"layout_family": family, "rich": rich}
     if family == "rich_totals":                  # cash rounding to 0.05 is printed outside Malaysia too (CH, NL, BE)
         changes.update(payment=rng.choice(["cash", "mixed"]), items_count=rng.random() < 0.5,

@@ -1,6 +1,6 @@
 """Receipts of a non-classic family (see `families.RECEIPT_FAMILIES`): slogan and branch lines,
 addresses reflowed over 1-4 lines (with or without the postcode), served-by and member names as
-distractors, and a longer totals block (service charge, tax, rounding, tendered, change).
+distractors, and a longer totals block (service charge, tax, rounding, savings, tendered, change).
 
 The truth follows what is printed: `address` is the printed address lines joined by spaces; `total`
 includes the service charge. Values the classic receipt has no room for come from their own random
@@ -33,6 +33,7 @@ class RichReceiptValues:
     address: tuple[str, ...]       # the address lines as printed
     member_name: str
     branch_name: str
+    savings: Decimal               # printed after the total when the format has a savings line
 
 
 def _reflow(address: tuple[str, ...], n_lines: int, postcode: bool) -> tuple[str, ...]:
@@ -74,7 +75,8 @@ def sample_rich_receipt_values(style: ReceiptStyle, loc: Locale, lang: str, v: R
     member = names.person_name(rng, lang)
     if style.upper:
         member, branch = member.upper(), branch.upper()
-    return RichReceiptValues(values, service, pre, address, member, branch)
+    savings = money(v.subtotal * Decimal(rng.randint(2, 15)) / 100).max(Decimal("0.10"))
+    return RichReceiptValues(values, service, pre, address, member, branch, savings)
 
 
 class _RichReceiptComposer(_ReceiptComposer):
@@ -156,6 +158,8 @@ class _RichReceiptComposer(_ReceiptComposer):
             if s.labels["tax"].lower().rstrip(".") not in incl.lower():
                 incl = f"{incl} {s.labels['tax']}"
             self.pair([(f"{incl} {pct}%{s.colon}", ())], self.amt(v.tax, marked))
+        if r.savings:
+            self.pair([(f"{r.labels['saved']}{s.colon}", ())], self.amt(self.rv.savings, marked))
         self.y += self.ld * 0.3
         if s.payment in ("cash", "mixed"):
             label = f"{r.labels['tendered']}{s.colon}" if r.tendered else self.lab("cash")
