@@ -382,3 +382,13 @@ def test_item_tables_with_group_headings_keep_exactly_the_line_items() -> None:
         if found >= 3:
             break
     assert found >= 2
+
+
+@pytest.mark.slow
+def test_a_scan_of_a_rich_receipt_is_read_by_the_image_parser() -> None:
+    """The project's image parser (OCR) reads the total of a `light` scan (about 15 s: marked slow)."""
+    parsers = pytest.importorskip("docassay.extractors.parsers")
+    from docassay.extractors.synth import to_scan_png
+    sd = make_document(make_format(SEEDS[0], "receipt", families=["rich_totals"]), 0)
+    doc = parsers.parse(f"{sd.doc_id}.png", to_scan_png(sd, "light", 200)[0])
+    assert sd.truth_spans.fields["total"].text in " ".join(w.text for w in doc.pages[0].words)
