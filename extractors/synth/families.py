@@ -37,7 +37,7 @@ INVOICE_FAMILIES: dict[str, str] = {
     "grid_header": "title first, a ruled key/value grid (labels above values) of several dates and references, "
                    "seller at the opposite corner",
     "credit_note": "a credit note: credit title, a reference to the original invoice, negative amounts "
-                   "(leading minus or trailing minus)",
+                   "(leading minus, trailing minus or in parentheses)",
     "long_table": "many items over several pages with repeated headers and carried-over totals",
     "tax_summary": "several VAT rates per document, a rate/base/tax summary table, full bank/registry footer",
 }
@@ -110,7 +110,7 @@ class RichInvoice:
     boxes: bool                                  # address blocks framed
     seller_caption: bool
     dates: tuple[str, ...]                       # extra dated / reference fields: order_date, delivery_date ...
-    credit_mode: str                             # none | negative | trailing_minus
+    credit_mode: str                             # none | negative | trailing_minus ("120,00-") | parentheses
     credit_ref: bool                             # "relates to invoice X of D" (a distractor number and date)
     footer_full: bool                            # tax number, account holder in the footer
     sidebar_bank: bool
@@ -157,12 +157,14 @@ def default_families(kind: str, split: str | None) -> tuple[str, ...]:
 
 
 def resolve_families(kind: str, families: str | Sequence[str] | None, split: str | None) -> tuple[str, ...]:
-    """Named families checked against the registry; "all" for every family; None for the default."""
+    """Named families checked against the registry; "all" for every family, "new" for every family
+    but classic (layouts a model trained on classic formats has never seen); None for the default."""
     known = ALL_INVOICE_FAMILIES if kind == "invoice" else ALL_RECEIPT_FAMILIES
     if families is None:
         return default_families(kind, split)
     if isinstance(families, str):
-        families = known if families == "all" else tuple(f.strip() for f in families.split(",") if f.strip())
+        families = known if families == "all" else known[1:] if families == "new" else \
+            tuple(f.strip() for f in families.split(",") if f.strip())
     out = tuple(families)
     bad = [f for f in out if f not in known]
     if bad or not out:
@@ -217,7 +219,7 @@ def apply_invoice_family(style: InvoiceStyle, family: str, seed: int, lang: str,
         changes["credit_p"] = 1.0
         changes["doc_discount_p"] = 0.0
         changes["deposit_p"] = 0.0
-        credit_mode = rng.choice(["negative", "trailing_minus"])
+        credit_mode = rng.choice(["negative", "trailing_minus", "parentheses"])
     if family == "long_table":
         lo = rng.randint(20, 30)                         # at most 40 items, like the classic formats
         changes.update(items_range=(lo, min(40, lo + rng.randint(6, 15))), carry_forward=True, cont_header=True,

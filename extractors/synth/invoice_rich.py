@@ -61,9 +61,10 @@ class _RichComposer(_Composer):
     # ---- values ----------------------------------------------------------------------------------
     def amt(self, value: Decimal, marked: bool, tags: tuple[str, ...] = (), cur_tags: tuple[str, ...] = (),
             decimals: int = 2) -> list[Tagged]:
-        if self.r.credit_mode != "trailing_minus" or value >= 0:
+        if self.r.credit_mode not in ("trailing_minus", "parentheses") or value >= 0:
             return super().amt(value, marked, tags, cur_tags, decimals)
-        num = format_amount(-value, self.loc, decimals=decimals) + "-"        # SAP-style "120,00-"
+        num = format_amount(-value, self.loc, decimals=decimals)
+        num = f"{num}-" if self.r.credit_mode == "trailing_minus" else f"({num})"   # SAP "120,00-", "(120.00)"
         if not marked:
             return [(num, tags)]
         mark = self.loc.currency_mark                                          # a trailing sign keeps a gap
