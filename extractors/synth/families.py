@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import Sequence
 
+from docassay.extractors.synth import vocab
 from docassay.extractors.synth.invoice_style import TAX_RATES, InvoiceStyle
 from docassay.extractors.synth.invoice_table import fit_columns
 from docassay.extractors.synth.locale import Locale
@@ -50,6 +51,9 @@ RECEIPT_FAMILIES: dict[str, str] = {
 ALL_INVOICE_FAMILIES = tuple(INVOICE_FAMILIES)
 ALL_RECEIPT_FAMILIES = tuple(RECEIPT_FAMILIES)
 _WEIGHTS = {"classic": 2.0}                # new families share the rest equally
+BILINGUAL_KEYS = ("title", "invoice_number", "issue_date", "due_date", "delivery_date", "order_number",
+                  "customer_number", "bill_to", "ship_to", "net_total", "tax_total", "gross_total", "description",
+                  "quantity", "unit_price", "line_total")
 
 # Labels the classic vocabulary has no key for (per language; WinAnsi only).
 RICH_LABELS: dict[str, dict[str, list[str]]] = {
@@ -117,9 +121,11 @@ class RichInvoice:
     labels: dict[str, str] = field(default_factory=dict)
     sections: tuple[str, ...] = ()               # group headings inside the item table ("" for none)
     section_totals: bool = False                 # a subtotal row under each group (not a line item)
+    bilingual: bool = False                      # labels in the format's language / English
 
     def describe(self) -> dict[str, object]:
-        return {"family": self.family, "sections": list(self.sections), "section_totals": self.section_totals, "header": self.header, "sidebar_side": self.sidebar_side,
+        return {"family": self.family, "sections": list(self.sections), "section_totals": self.section_totals,
+                "bilingual": self.bilingual, "header": self.header, "sidebar_side": self.sidebar_side,
                 "fields_layout": self.fields_layout, "grid_cols": self.grid_cols, "delivery": self.delivery,
                 "delivery_first": self.delivery_first, "boxes": self.boxes, "seller_caption": self.seller_caption,
                 "dates": list(self.dates), "credit_mode": self.credit_mode, "credit_ref": self.credit_ref,
@@ -235,6 +241,15 @@ def apply_invoice_family(style: InvoiceStyle, family: str, seed: int, lang: str,
                 cols.insert(cols.index("line_total"), "tax_rate")
             changes["columns"] = tuple(cols)
         changes.update(tax_style="summary", tax_total_line=True)
+    bilingual = lang != "en" and rng.random() < 0.2
+    if bilingual:                                # "Rechnungsnummer / Invoice No." (multinational senders)
+        en = vocab.INVOICE_LABELS["en"]
+        labels_2 = dict(style.labels)
+        for key in BILINGUAL_KEYS:
+            second = rng.choice(en[key])
+            labels_2[key] = f"{labels_2[key]} / {second.upper() if style.label_upper else second}"
+        changes["labels"] = labels_2
+        changes["title"] = labels_2["title"] if style.title == style.labels["title"] else style.title
     rich = RichInvoice(
         family=family, header=header, sidebar_side=rng.choice(["left", "right"]),
         fields_layout="grid" if header == "grid" or rng.random() < 0.3 else "style",
@@ -247,10 +262,10 @@ def apply_invoice_family(style: InvoiceStyle, family: str, seed: int, lang: str,
         dates=tuple(dates), credit_mode=credit_mode, credit_ref=family == "credit_note" and rng.random() < 0.85,
         footer_full=rng.random() < 0.7, sidebar_bank=header == "sidebar" and rng.random() < 0.6, labels=labels,
         sections=tuple(rng.sample(RICH_LABELS[lang]["sections"], 3)) if rng.random() < 0.3 else (),
-        section_totals=rng.random() < 0.5)
+        section_totals=rng.random() < 0.5, bilingual=bilingual)
     changes["rich"] = rich
     new = replace(style, **changes)
-    return fit_columns(new, loc) if "columns" in changes else new
+    return fit_columns(new, loc) if "columns" in changes or bilingual else new
 
 
 def apply_receipt_family(style: object, family: str, seed: int, lang: str) -> object:

@@ -398,3 +398,19 @@ def test_a_scan_of_a_rich_receipt_is_read_by_the_image_parser() -> None:
     sd = make_document(make_format(SEEDS[0], "receipt", families=["rich_totals"]), 0)
     doc = parsers.parse(f"{sd.doc_id}.png", to_scan_png(sd, "light", 200)[0])
     assert sd.truth_spans.fields["total"].text in " ".join(w.text for w in doc.pages[0].words)
+
+
+def test_bilingual_labels_name_both_languages() -> None:
+    from docassay.extractors.synth.families import BILINGUAL_KEYS
+    found = 0
+    for fseed in format_seeds("train", 60, seed=12):
+        fmt = make_format(fseed, "invoice", families=["letterhead"])
+        if not fmt.style.rich.bilingual:
+            continue
+        found += 1
+        assert fmt.language != "en"
+        assert all(" / " in fmt.style.labels[k] for k in BILINGUAL_KEYS)
+        sd = make_document(fmt, 0)
+        anchor = sd.truth_spans.fields["gross_total"].anchor
+        assert anchor is not None and " / " in anchor.text
+    assert found >= 3
