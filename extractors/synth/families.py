@@ -57,20 +57,20 @@ BILINGUAL_KEYS = ("title", "invoice_number", "issue_date", "due_date", "delivery
 
 # Labels the classic vocabulary has no key for (per language; WinAnsi only).
 RICH_LABELS: dict[str, dict[str, list[str]]] = {
-    "en": {"sections": ["Materials", "Labour", "Services", "Shipping", "Hardware", "Software", "Consumables"], "period": ["Service period", "Period", "Billing period"], "order_date": ["Order Date", "Date of Order", "Ordered"], "from": ["From", "Supplier", "Issued by"],
+    "en": {"slip": ["Payment slip", "Remittance advice", "Payment section"], "payable_to": ["Account / Payable to", "Pay to", "Beneficiary"], "slip_ref": ["Reference", "Payment reference"], "slip_amount": ["Amount", "Amount payable"], "payable_by": ["Payable by", "Payer"], "sections": ["Materials", "Labour", "Services", "Shipping", "Hardware", "Software", "Consumables"], "period": ["Service period", "Period", "Billing period"], "order_date": ["Order Date", "Date of Order", "Ordered"], "from": ["From", "Supplier", "Issued by"],
            "ref_invoice": ["Relates to invoice", "Original invoice", "Reference invoice"],
            "of": ["of", "dated"], "tax_number": ["Tax No.", "Tax Reference"],
            "holder": ["Account holder", "Beneficiary"]},
-    "de": {"sections": ["Material", "Arbeitsleistung", "Dienstleistungen", "Versand", "Hardware", "Verbrauchsmaterial"], "period": ["Leistungszeitraum", "Abrechnungszeitraum", "Zeitraum"], "order_date": ["Bestelldatum", "Auftragsdatum", "Bestellung vom"], "from": ["Absender", "Von", "Lieferant"],
+    "de": {"slip": ["Zahlteil", "Zahlschein", "Überweisungsträger"], "payable_to": ["Konto / Zahlbar an", "Zahlungsempfänger"], "slip_ref": ["Referenz", "Verwendungszweck"], "slip_amount": ["Betrag"], "payable_by": ["Zahlbar durch", "Auftraggeber"], "sections": ["Material", "Arbeitsleistung", "Dienstleistungen", "Versand", "Hardware", "Verbrauchsmaterial"], "period": ["Leistungszeitraum", "Abrechnungszeitraum", "Zeitraum"], "order_date": ["Bestelldatum", "Auftragsdatum", "Bestellung vom"], "from": ["Absender", "Von", "Lieferant"],
            "ref_invoice": ["zu Rechnung", "Bezug: Rechnung", "Ursprungsrechnung"], "of": ["vom"],
            "tax_number": ["Steuernummer", "St.-Nr."], "holder": ["Kontoinhaber", "Empfänger"]},
-    "fr": {"sections": ["Fournitures", "Main-d'œuvre", "Prestations", "Transport", "Matériel", "Logiciels"], "period": ["Période", "Période de prestation"], "order_date": ["Date de commande", "Commande du"], "from": ["Émetteur", "Fournisseur", "De"],
+    "fr": {"slip": ["Section paiement", "Bulletin de versement"], "payable_to": ["Compte / Payable à", "Bénéficiaire"], "slip_ref": ["Référence", "Communication"], "slip_amount": ["Montant"], "payable_by": ["Payable par", "Donneur d'ordre"], "sections": ["Fournitures", "Main-d'œuvre", "Prestations", "Transport", "Matériel", "Logiciels"], "period": ["Période", "Période de prestation"], "order_date": ["Date de commande", "Commande du"], "from": ["Émetteur", "Fournisseur", "De"],
            "ref_invoice": ["Facture d'origine", "Se rapporte à la facture", "Réf. facture"], "of": ["du"],
            "tax_number": ["SIRET", "N° fiscal"], "holder": ["Titulaire", "Bénéficiaire"]},
-    "es": {"sections": ["Materiales", "Mano de obra", "Servicios", "Envío", "Hardware", "Consumibles"], "period": ["Periodo", "Periodo de facturación"], "order_date": ["Fecha de pedido", "Fecha del pedido"], "from": ["Emisor", "Proveedor", "De"],
+    "es": {"slip": ["Resguardo de pago", "Datos de pago"], "payable_to": ["Cuenta / Pagadero a", "Beneficiario"], "slip_ref": ["Referencia", "Concepto"], "slip_amount": ["Importe"], "payable_by": ["Pagadero por", "Ordenante"], "sections": ["Materiales", "Mano de obra", "Servicios", "Envío", "Hardware", "Consumibles"], "period": ["Periodo", "Periodo de facturación"], "order_date": ["Fecha de pedido", "Fecha del pedido"], "from": ["Emisor", "Proveedor", "De"],
            "ref_invoice": ["Factura rectificada", "Factura original", "Ref. factura"], "of": ["del", "de fecha"],
            "tax_number": ["NIF", "CIF"], "holder": ["Titular", "Beneficiario"]},
-    "nl": {"sections": ["Materiaal", "Arbeid", "Diensten", "Verzending", "Hardware", "Verbruiksartikelen"], "period": ["Periode", "Factuurperiode"], "order_date": ["Besteldatum", "Orderdatum"], "from": ["Van", "Leverancier", "Afzender"],
+    "nl": {"slip": ["Acceptgiro", "Betaalgedeelte"], "payable_to": ["Rekening / Te betalen aan", "Begunstigde"], "slip_ref": ["Kenmerk", "Betalingskenmerk"], "slip_amount": ["Bedrag"], "payable_by": ["Te betalen door", "Betaler"], "sections": ["Materiaal", "Arbeid", "Diensten", "Verzending", "Hardware", "Verbruiksartikelen"], "period": ["Periode", "Factuurperiode"], "order_date": ["Besteldatum", "Orderdatum"], "from": ["Van", "Leverancier", "Afzender"],
            "ref_invoice": ["Betreft factuur", "Oorspronkelijke factuur", "Ref. factuur"], "of": ["van", "d.d."],
            "tax_number": ["KvK", "KvK-nummer"], "holder": ["Rekeninghouder", "Begunstigde"]},
 }
@@ -122,10 +122,11 @@ class RichInvoice:
     sections: tuple[str, ...] = ()               # group headings inside the item table ("" for none)
     section_totals: bool = False                 # a subtotal row under each group (not a line item)
     bilingual: bool = False                      # labels in the format's language / English
+    payment_slip: bool = False                   # a payment slip reprinting IBAN, seller, invoice number, amount
 
     def describe(self) -> dict[str, object]:
         return {"family": self.family, "sections": list(self.sections), "section_totals": self.section_totals,
-                "bilingual": self.bilingual, "header": self.header, "sidebar_side": self.sidebar_side,
+                "bilingual": self.bilingual, "payment_slip": self.payment_slip, "header": self.header, "sidebar_side": self.sidebar_side,
                 "fields_layout": self.fields_layout, "grid_cols": self.grid_cols, "delivery": self.delivery,
                 "delivery_first": self.delivery_first, "boxes": self.boxes, "seller_caption": self.seller_caption,
                 "dates": list(self.dates), "credit_mode": self.credit_mode, "credit_ref": self.credit_ref,
@@ -262,7 +263,7 @@ def apply_invoice_family(style: InvoiceStyle, family: str, seed: int, lang: str,
         dates=tuple(dates), credit_mode=credit_mode, credit_ref=family == "credit_note" and rng.random() < 0.85,
         footer_full=rng.random() < 0.7, sidebar_bank=header == "sidebar" and rng.random() < 0.6, labels=labels,
         sections=tuple(rng.sample(RICH_LABELS[lang]["sections"], 3)) if rng.random() < 0.3 else (),
-        section_totals=rng.random() < 0.5, bilingual=bilingual)
+        section_totals=rng.random() < 0.5, bilingual=bilingual, payment_slip=rng.random() < 0.2)
     changes["rich"] = rich
     new = replace(style, **changes)
     return fit_columns(new, loc) if "columns" in changes or bilingual else new

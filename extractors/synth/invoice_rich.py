@@ -374,6 +374,35 @@ class _RichComposer(_Composer):
                                     (r.labels["of"], ()), (self.date(self.rv.ref_date), ())]
             self.y = self.paragraph(self.x0, self.y, self.cw, pieces, font=self.bold) + self.ld * 0.6
 
+    # ---- after the totals: a payment slip ------------------------------------------------------------
+    def after_totals(self) -> None:
+        super().after_totals()
+        if self.r.payment_slip and not self.v.credit:     # nothing to pay on a credit note
+            self.payment_slip()
+
+    def payment_slip(self) -> None:
+        """A framed slip that prints the IBAN, the seller, the invoice number as the payment reference,
+        the amount due and the buyer again (unlabelled copies: the truth is tagged where first printed)."""
+        r, v, lab = self.r, self.v, self.r.labels
+        lds, small = self.lds, self.small
+        h = lds * 8.5
+        self.ensure(h + self.ld)
+        p, top = self.page(), self.y + self.ld * 0.5
+        p.rect(self.x0, top, self.x1, top + h, stroke=_GRAY, line_width=0.6)
+        half = self.cw / 2
+        p.line(self.x0 + half, top + lds * 1.6, self.x0 + half, top + h - 3, stroke=_GRAY, line_width=0.3)
+        p.text(self.x0 + 5, top + 3 + small * ASC, lab["slip"], self.bold, small)
+        left: list[tuple[list[Tagged], str]] = [
+            ([(lab["payable_to"], ())], self.bold), ([(v.bank[1], ())], self.reg), ([(v.seller.name, ())], self.reg),
+            ([(", ".join(v.seller.address[:1] + v.seller.address[-1:]), ())], self.reg)]
+        right: list[tuple[list[Tagged], str]] = [
+            ([(lab["slip_ref"], ())], self.bold), ([(v.number, ())], self.reg),
+            ([(lab["slip_amount"], ())], self.bold), (self.amt(v.amount_due, True), self.reg),
+            ([(lab["payable_by"], ())], self.bold), ([(v.buyer.name, ())], self.reg)]
+        self.block(self.x0 + 5, top + lds * 1.8, half - 12, left, size=small)
+        self.block(self.x0 + half + 6, top + lds * 1.8, half - 12, right, size=small)
+        self.y = top + h + self.ld
+
     # ---- footer ------------------------------------------------------------------------------------
     def _footer_columns(self) -> list[list[list[Tagged]]]:
         cols = super()._footer_columns()

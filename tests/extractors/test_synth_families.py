@@ -414,3 +414,24 @@ def test_bilingual_labels_name_both_languages() -> None:
         anchor = sd.truth_spans.fields["gross_total"].anchor
         assert anchor is not None and " / " in anchor.text
     assert found >= 3
+
+
+def test_payment_slip_reprints_values_without_moving_the_truth() -> None:
+    found = 0
+    for fseed in format_seeds("train", 60, seed=13):
+        fmt = make_format(fseed, "invoice", families=["letterhead"])
+        if not fmt.style.rich.payment_slip:
+            continue
+        sd = make_document(fmt, 0)
+        if sd.truth["gross_total"] < 0:
+            continue
+        found += 1
+        page = sd.document.pages[-1]
+        words = [w.text for w in page.words]
+        assert fmt.style.rich.labels["slip"].split()[0] in words
+        number = sd.truth_spans.fields["invoice_number"]
+        assert sum(w.text == sd.truth["invoice_number"] for p in sd.document.pages for w in p.words) >= 2
+        assert number.page == 1 and number.anchor is not None                   # the labelled one stays the truth
+        if found >= 2:
+            break
+    assert found >= 2
