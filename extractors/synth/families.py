@@ -52,8 +52,8 @@ ALL_INVOICE_FAMILIES = tuple(INVOICE_FAMILIES)
 ALL_RECEIPT_FAMILIES = tuple(RECEIPT_FAMILIES)
 _WEIGHTS = {"classic": 2.0}                # new families share the rest equally
 BILINGUAL_KEYS = ("title", "invoice_number", "issue_date", "due_date", "delivery_date", "order_number",
-                  "customer_number", "bill_to", "ship_to", "net_total", "tax_total", "gross_total", "description",
-                  "quantity", "unit_price", "line_total")
+                  "customer_number", "bill_to", "ship_to", "net_total", "tax_total", "gross_total", "quantity",
+                  "unit_price", "line_total")              # (column widths fit these headers; not the description's)
 
 # Labels the classic vocabulary has no key for (per language; WinAnsi only).
 RICH_LABELS: dict[str, dict[str, list[str]]] = {
@@ -242,8 +242,10 @@ def apply_invoice_family(style: InvoiceStyle, family: str, seed: int, lang: str,
                 cols.insert(cols.index("line_total"), "tax_rate")
             changes["columns"] = tuple(cols)
         changes.update(tax_style="summary", tax_total_line=True)
-    bilingual = lang != "en" and rng.random() < 0.2
-    if bilingual:                                # "Rechnungsnummer / Invoice No." (multinational senders)
+    # "Rechnungsnummer / Invoice No." (multinational senders); the long labels need a full-width header
+    bilingual = lang != "en" and rng.random() < 0.2 and header in ("letterhead", "grid")
+    if bilingual:
+        changes["fields_cols"] = 1
         en = vocab.INVOICE_LABELS["en"]
         labels_2 = dict(style.labels)
         for key in BILINGUAL_KEYS:

@@ -199,10 +199,14 @@ class _RichComposer(_Composer):
             y += self.lds + lines * self.ld + 3
         return y
 
-    def fields_any(self, x: float, top: float, width: float) -> float:
-        if self.r.fields_layout == "grid":
+    def fields_block(self, x: float, top: float, width: float) -> float:
+        # the classic label-above-value cells are 105 pt whatever they hold (the rich families print
+        # more and longer fields); the grid sizes its cells for the widest value
+        if self.r.fields_layout == "grid" or self.s.fields_style in ("above", "boxed"):
             return self.grid_block(x, top, width)
-        return self.fields_block(x, top, width)
+        return super().fields_block(x, top, width)
+
+    fields_any = fields_block
 
     def title_size(self, width: float) -> float:
         """The largest title size (up to the format's) at which the widest title this format prints fits
@@ -241,6 +245,18 @@ class _RichComposer(_Composer):
                 self.carry_line("brought_forward", running)
             self.table_header()
 
+    def carry_line(self, label_key: str, running: Decimal) -> None:
+        """The classic carried-forward line, its label kept clear of a running total wider than the
+        amount column (a long table's sum, a credit note's sign)."""
+        total_col = next((c for c in self.cols if c.key == "line_total"), self.cols[-1])
+        pieces = self.amt(running, self.s.cur_style == "all")
+        amount_w = measure(" ".join(t for t, _ in pieces), self.bold, self.fs)
+        base = self.y + 3 + self.fs * ASC
+        label_x = min(total_col.x0 - 6, total_col.x1 - 3 - amount_w - 8)
+        self.page().text(label_x, base, [(self.lab(label_key), ())], self.bold, self.fs, align="right")
+        self.page().text(total_col.x1 - 3, base, pieces, self.bold, self.fs, align="right")
+        self.y += self.ld * 1.5
+
     def section_row(self, text: str, amount: Decimal | None) -> None:
         """A heading (amount None) or a group subtotal row: table text that is not a line item."""
         h = self.ld + 5
@@ -250,9 +266,11 @@ class _RichComposer(_Composer):
             self.page().text(desc.x0 + 3, base, text.upper() if self.s.label_upper else text, self.bold, self.fs)
         else:
             total_col = next((c for c in self.cols if c.key == "line_total"), self.cols[-1])
-            self.page().text(total_col.x0 - 6, base, f"{text}{self.s.colon}", self.bold, self.fs, align="right")
-            self.page().text(total_col.x1 - 3, base, self.amt(amount, self.s.cur_style == "all"), self.bold, self.fs,
-                             align="right")
+            pieces = self.amt(amount, self.s.cur_style == "all")
+            amount_w = measure(" ".join(t for t, _ in pieces), self.bold, self.fs)
+            label_x = min(total_col.x0 - 6, total_col.x1 - 3 - amount_w - 8)
+            self.page().text(label_x, base, f"{text}{self.s.colon}", self.bold, self.fs, align="right")
+            self.page().text(total_col.x1 - 3, base, pieces, self.bold, self.fs, align="right")
             self.page().line(total_col.x0, self.y + 1, total_col.x1, self.y + 1, line_width=0.3)
         self.y += h
 
