@@ -435,3 +435,18 @@ def test_payment_slip_reprints_values_without_moving_the_truth() -> None:
         if found >= 2:
             break
     assert found >= 2
+
+
+@pytest.mark.slow
+def test_sweep_no_overlap_and_exact_truth_in_every_family() -> None:
+    """40 unseen formats x 2 documents of every family: no text over other text, every truth value
+    printed as its truth (the sweep that found the long-label and wide-total collisions)."""
+    for kind, fams in (("invoice", ALL_INVOICE_FAMILIES), ("receipt", ALL_RECEIPT_FAMILIES)):
+        for fam in fams:
+            for s in format_seeds("unseen", 40, seed=42):
+                fmt = make_format(s, kind, families=[fam])
+                for d in range(2):
+                    sd = make_document(fmt, d)
+                    _no_overlap(sd)
+                    for _page, key, text, truth in _truth_chunks(sd):
+                        _check(sd, key, text, truth)
