@@ -30,7 +30,8 @@ from docassay.verifiers.checks.values import iso_date, num, text
 from docassay.verifiers.checks.vocabulary import fold
 from docassay.verifiers.context import VerifyContext
 
-__all__ = ["date_range", "due_after_issue", "tax_share", "name_shape", "address_shape", "amount_format",
+__all__ = ["date_range", "due_after_issue", "tax_share", "name_shape", "address_shape", "address_verdict",
+           "amount_format",
            "number_shape", "CHECKS",
            "EARLIEST_YEAR", "LATEST_AHEAD_DAYS", "MAX_TERM_DAYS", "MAX_TAX_SHARE", "today"]
 
@@ -203,6 +204,10 @@ def _address_verdict(v: str) -> tuple[str, str]:
     if _POSTCODE.search(v) or _STREET_WORDS.search(fold(v)) or _STREET.search(v):
         return "pass", "has a postcode or a street word"
     return "fail", "has neither a postcode nor a street word"
+
+
+address_verdict = _address_verdict
+"""address_verdict(text) -> ("pass" | "fail", why): whether a printed text reads as an address."""
 
 
 def address_shape(ctx: VerifyContext) -> list[Signal]:
