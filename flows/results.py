@@ -54,7 +54,7 @@ class Row:
         self.error = {"kind": kind, "message": _clean(message)}
 
     def finish(self, result, *, repaired: bool) -> None:  # result: extractors.instructions.repair.RepairResult
-        self.record = result.extraction.record
+        self.record = result.verdict.delivered(result.extraction.record)   # doubtful optional values left out
         self.provenance = result.extraction.provenance_json()
         self.verification = result.verdict.to_json()
         self.attempts = result.attempts

@@ -90,6 +90,17 @@ class Verification:
         return [n for n, f in self.fields.items() if f.required and f.status != "verified"]
 
     @property
+    def omitted(self) -> list[str]:
+        """Optional fields an accepted record leaves out: doubtful, under the `omit` policy
+        (verifiers.confidence.decision); none while the record is not accepted (values kept)."""
+        return [n for n, f in self.fields.items() if getattr(f, "omitted", False)] if self.accepted else []
+
+    def delivered(self, record: dict) -> dict:
+        """The record as an accepted row delivers it: without its omitted optional fields."""
+        gone = set(self.omitted)
+        return {k: v for k, v in record.items() if k not in gone} if gone else record
+
+    @property
     def accepted(self) -> bool:
         """May pass without a person: every hard gate passed and every required field is verified."""
         return self.passed and not self.doubtful
