@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import math
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -61,13 +62,16 @@ class Setting:
 
 CANDIDATES = (
     Setting("l2=1e-3 (first round)"),
+    Setting("l2=1e-4", l2=1e-4),
+    Setting("l2=3e-3", l2=3e-3),
     Setting("l2=1e-2", l2=1e-2),
-    Setting("l2=3e-2", l2=3e-2),
-    Setting("l2=1e-1", l2=1e-1),
-    Setting("l2=1e-2, min_count=10", l2=1e-2, min_count=10),
-    Setting("l2=1e-2, items l2=1e-1", l2=1e-2, l2_by_family=(("items", 1e-1),)),
-    Setting("l2=1e-2, no record:*", l2=1e-2, drop=("record:",)),
-    Setting("l2=1e-2, no place:*/shape:*", l2=1e-2, drop=("place:", "shape:")),
+    Setting("min_count=10", min_count=10),
+    Setting("min_count=3", min_count=3),
+    Setting("items l2=1e-2", l2_by_family=(("items", 1e-2),)),
+    Setting("items l2=1e-1", l2_by_family=(("items", 1e-1),)),
+    Setting("no record:*", drop=("record:",)),
+    Setting("no place:*/shape:*", drop=("place:", "shape:")),
+    Setting("no alternatives", drop=("alternatives",)),
 )
 
 
@@ -197,28 +201,56 @@ def _f(x) -> str:
     return "-" if x is None else f"{x:.3f}"
 
 
+def log_loss(docs: list[DocFields], conf_of: Callable[[DocFields], Mapping[str, float | None]]) -> float:
+    """Mean log loss of the out-of-fold confidences over every labelled field."""
+    total, n = 0.0, 0
+    for d in docs:
+        conf = conf_of(d)
+        for name, f in d.fields.items():
+            c = conf.get(name)
+            y = _label(name, f.get("value"), d.truth, d.kind) if c is not None else None
+            if y is None:
+                continue
+            p = min(max(c, 1e-6), 1 - 1e-6)
+            total -= math.log(p if y else 1 - p)
+            n += 1
+    return total / n if n else 0.0
+
+
 def report(data: Path, *, folds: int = DEFAULT_FOLDS, targets=DEFAULT_TARGETS, dev_data: Path = DEFAULT_DATA,
-           settings: tuple[Setting, ...] = CANDIDATES) -> str:
+           settings: tuple[Setting, ...] = CANDIDATES, detail: str | None = None, at: float = 0.9) -> str:
     inv, rec = load_part(data, DEV_TUNE[0]), load_part(data, DEV_TUNE[1])
     lines = [f"grouped {folds}-fold cross-validation on dev-tune ({len(inv)} invoices, {len(rec)} receipts; "
-             f"synthetic train parts in every fold's training)", "",
-             "| setting | " + " | ".join(f"ECE {f}" for f in (*FAMILIES, "all")) + " |",
-             "|---|" + "---|" * (len(FAMILIES) + 1)]
+             f"folds by content group / vendor; synthetic train parts in every fold's training)", "",
+             "| setting | log loss | " + " | ".join(f"ECE {f}" for f in (*FAMILIES, "all"))
+             + f" | invoices pass / VP at {at} (omit) | receipts pass / VP at {at} (required) | "
+               f"receipts pass / VP at {at} (present) | receipts pass / VP at {at} (omit) |",
+             "|---|---|" + "---|" * (len(FAMILIES) + 1) + "---|---|---|---|"]
     oof_by = {}
     for s in settings:
         oof = cross_validate(data, s, folds=folds, dev_data=dev_data)
         oof_by[s.name] = oof
-        fe = family_ece(inv + rec, lambda d: oof[d.doc_id])
-        lines.append(f"| {s.name} | " + " | ".join(_f(fe[f][1]) if f in fe else "-" for f in (*FAMILIES, "all")) + " |")
+        get = lambda d, oof=oof: oof[d.doc_id]
+        fe = family_ece(inv + rec, get)
+        cells = []
+        for docs, pol in ((inv, "omit"), (rec, "required"), (rec, "present"), (rec, "omit")):
+            r = risk(docs, get, at, pol)
+            cells.append(f"{_f(r['pass_rate'])} / {_f(r['verified_precision'])}")
+        lines.append(f"| {s.name} | {log_loss(inv + rec, get):.4f} | "
+                     + " | ".join(_f(fe[f][1]) if f in fe else "-" for f in (*FAMILIES, "all"))
+                     + " | " + " | ".join(cells) + " |")
     lines.append("")
     for s in settings:
+        if s.name != (detail or settings[0].name):
+            continue
         oof = oof_by[s.name]
+        get = lambda d, oof=oof: oof[d.doc_id]
         lines += [f"#### {s.name}: out-of-fold risk-coverage", "",
                   "| target | policy | invoices pass rate | invoices verified precision | receipts pass rate | "
                   "receipts verified precision | receipts fields left out |", "|---|---|---|---|---|---|---|"]
         for t in targets:
             for pol in POLICIES:
-                a, b = risk(inv, lambda d: oof[d.doc_id], t, pol), risk(rec, lambda d: oof[d.doc_id], t, pol)
+                a, b = risk(inv, get, t, pol), risk(rec, get, t, pol)
                 lines.append(f"| {t:.2f} | {pol} | {_f(a['pass_rate'])} ({a['accepted']}) | {_f(a['verified_precision'])} "
                              f"| {_f(b['pass_rate'])} ({b['accepted']}) | {_f(b['verified_precision'])} | {b['omitted']} |")
         lines.append("")
@@ -231,9 +263,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--folds", type=int, default=DEFAULT_FOLDS)
     ap.add_argument("--dev-data", type=Path, default=DEFAULT_DATA)
     ap.add_argument("--only", nargs="*", default=None, help="the settings to compare, by name (default: all)")
+    ap.add_argument("--detail", default=None, help="the setting whose risk-coverage is printed (default: the first)")
     args = ap.parse_args(argv)
     settings = tuple(s for s in CANDIDATES if args.only is None or s.name in args.only)
-    print(report(args.data, folds=args.folds, dev_data=args.dev_data, settings=settings))
+    print(report(args.data, folds=args.folds, dev_data=args.dev_data, settings=settings, detail=args.detail))
     return 0
 
 

@@ -100,7 +100,7 @@ def test_item_quantity_read():
     s = T.item_quantity_read(ctx(unread))
     assert by(s, "line_items", "item_quantity_read") == ["fail"] and "20.0 ×" in s[0].detail
     ones = dict(GOOD, line_items=[{"description": "A", "unit_price": 9.9, "line_total": 9.9}])
-    assert by(T.item_quantity_read(ctx(ones)), "line_items", "item_quantity_read") == ["pass"]
+    assert T.item_quantity_read(ctx(ones)) == []               # an unprinted 1 or a missed one: no evidence
 
 
 def test_item_description_lines():

@@ -2,9 +2,9 @@
 
     item_quantity_read      items whose quantity column is empty while their line total and unit
                             price differ (the total / price ratio is the printed quantity, not 1):
-                            the quantity was printed and not read: fail; every empty quantity with
-                            total = price (quantity 1, often not printed): pass; no signal when
-                            every item holds its quantity (line_arithmetic judges those)
+                            the quantity was printed and not read: fail; no signal otherwise (an
+                            empty quantity with total = price may be an unprinted 1 or a missed
+                            one; line_arithmetic judges the items that hold their quantity)
     item_description_lines  every item's description is printed whole on one line of the
                             document: pass; a description found only across several lines or
                             nowhere ran into the text around its row (a note, the next block):
@@ -64,9 +64,6 @@ def item_quantity_read(ctx: VerifyContext) -> list[Signal]:
         if unread:
             out.append(Signal(name, "item_quantity_read", "fail", "; ".join(
                 f"[{i}] has no quantity, but its line total is {round(r, 3)} × its unit price" for i, r in unread[:3])))
-        else:
-            out.append(Signal(name, "item_quantity_read", "pass",
-                              f"{len(judged)} items without a quantity have line total = unit price (quantity 1)"))
     return out
 
 
