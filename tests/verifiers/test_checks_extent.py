@@ -130,3 +130,17 @@ def test_conformance(name, check):
     assert_conformant(check, c)
     inv = page_doc()
     assert_conformant(check, ctx(GOOD, doc=inv, evidence={"seller_name": at(inv, "seller_name", "Lieferant GmbH")}))
+
+
+def test_cash_rounding():
+    from docassay.verifiers.checks import rounding as Rd
+    doc = page_doc([(50, 40, "SUBTOTAL 7.72"), (50, 52, "ROUNDING ADJ -0.02"), (50, 64, "TOTAL 7.70"),
+                    (50, 76, "CASH 10.00")])
+    before = ctx({"total": 7.72}, schema=RECEIPT, doc=doc)
+    s = Rd.cash_rounding(before)
+    assert by(s, "total", "cash_rounding") == ["fail"] and "7.7" in s[0].detail
+    assert Rd.cash_rounding(ctx({"total": 7.70}, schema=RECEIPT, doc=doc)) == []     # already rounded: nothing to tell
+    plain = page_doc([(50, 40, "TOTAL 7.72"), (50, 52, "CASH 10.00")])
+    assert by(Rd.cash_rounding(ctx({"total": 7.72}, schema=RECEIPT, doc=plain)), "total", "cash_rounding") == ["pass"]
+    assert Rd.cash_rounding(ctx({"total": 7.72}, schema=RECEIPT)) == []               # no document
+    assert_conformant(Rd.cash_rounding, before)

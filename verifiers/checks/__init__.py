@@ -17,8 +17,8 @@ raise for odd input: a malformed value is a `fail` signal or no signal.
 checks): identifiers (checksums, formats), arithmetic, labels (what the words beside a value
 mean), roles (which block of the page a value stands in), agreement (printed twice, the next-best
 reading, the format's earlier documents), plausibility (dates, proportions, the shape of a name),
-extent (an address holds its whole printed block), names (a party's legal name, not its brand)
-and items_table (each item read as its printed row).
+extent (an address holds its whole printed block), names (a party's legal name, not its brand),
+items_table (each item read as its printed row) and rounding (a cash total read before rounding).
 Field roles come from the schema (verifiers.checks.fields; `x-docassay: {"role": ...}`).
 `run_checks` runs all of them and never lets one check's bug stop the others (a check that raises
 yields a `fail` signal named `<check>:error` on the field "" (no field), and is logged). The
@@ -31,7 +31,7 @@ from __future__ import annotations
 import logging
 
 from docassay.verifiers.checks import (agreement, arithmetic, extent, identifiers, items_table, labels, names,
-                                       plausibility, roles)
+                                       plausibility, roles, rounding)
 from docassay.verifiers.checks.signal import OUTCOMES, Check, Outcome, Signal
 from docassay.verifiers.context import VerifyContext
 
@@ -42,7 +42,7 @@ _log = logging.getLogger(__name__)
 # name -> check, in the order they run; names are unique and stable (calibrator features).
 CHECKS: tuple[tuple[str, Check], ...] = (
     identifiers.CHECKS + arithmetic.CHECKS + labels.CHECKS + roles.CHECKS + agreement.CHECKS
-    + plausibility.CHECKS + extent.CHECKS + names.CHECKS + items_table.CHECKS
+    + plausibility.CHECKS + extent.CHECKS + names.CHECKS + items_table.CHECKS + rounding.CHECKS
 )
 
 
