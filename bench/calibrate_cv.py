@@ -72,6 +72,8 @@ CANDIDATES = (
     Setting("no record:*", drop=("record:",)),
     Setting("no place:*/shape:*", drop=("place:", "shape:")),
     Setting("no alternatives", drop=("alternatives",)),
+    Setting("no line_arithmetic:*", drop=("line_arithmetic:",)),
+    Setting("no line_arithmetic:*, items l2=1e-2", drop=("line_arithmetic:",), l2_by_family=(("items", 1e-2),)),
 )
 
 

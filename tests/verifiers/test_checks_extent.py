@@ -141,6 +141,6 @@ def test_cash_rounding():
     assert by(s, "total", "cash_rounding") == ["fail"] and "7.7" in s[0].detail
     assert Rd.cash_rounding(ctx({"total": 7.70}, schema=RECEIPT, doc=doc)) == []     # already rounded: nothing to tell
     plain = page_doc([(50, 40, "TOTAL 7.72"), (50, 52, "CASH 10.00")])
-    assert by(Rd.cash_rounding(ctx({"total": 7.72}, schema=RECEIPT, doc=plain)), "total", "cash_rounding") == ["pass"]
+    assert Rd.cash_rounding(ctx({"total": 7.72}, schema=RECEIPT, doc=plain)) == []     # no rounding printed: no evidence
     assert Rd.cash_rounding(ctx({"total": 7.72}, schema=RECEIPT)) == []               # no document
     assert_conformant(Rd.cash_rounding, before)
