@@ -51,7 +51,8 @@ MEASURE_PARTS = ("synth-invoices-unseen", "synth-receipts-unseen", f"dev-invoice
 PARTS = TRAIN_PARTS + MEASURE_PARTS
 TARGETS = (0.0, 0.5, 0.7, 0.8, 0.9, 0.95, 0.98)
 SCOPE_TITLES = {"required": "required fields verified (doubtful optional values kept)",
-                "present": "present fields verified", "omit": "required fields verified, doubtful optional values left out"}
+                "present": "present fields verified",
+                "omit": "required fields verified, doubtful optional values left out"}
 REQUIRED = {"invoice": ("invoice_number", "issue_date", "seller_name", "gross_total", "currency"),
             "receipt": ("company", "date", "total")}
 

@@ -116,10 +116,8 @@ def _examples(docs: Iterable[DocFields], setting: Setting) -> list[Example]:
 
 
 def fit(docs: Iterable[DocFields], setting: Setting) -> Calibrator:
-    ex = _examples(docs, setting)
-    cal = Calibrator.fit(ex, l2=setting.l2, min_count=setting.min_count,
-                         l2_by_family=dict(setting.l2_by_family) or None)
-    return cal
+    return Calibrator.fit(_examples(docs, setting), l2=setting.l2, min_count=setting.min_count,
+                          l2_by_family=dict(setting.l2_by_family) or None)
 
 
 def confidences(cal: Calibrator, d: DocFields, setting: Setting) -> dict[str, float | None]:
@@ -153,8 +151,7 @@ def delivered_right(d: DocFields, omitted: set[str]) -> bool:
                for k, v in d.truth.items() if not isinstance(v, list) and k not in omitted)
 
 
-def risk(docs: list[DocFields], conf_of: Callable[[DocFields], Mapping[str, float | None]], target: float,
-         policy: str) -> dict:
+def risk(docs: list[DocFields], conf_of: ConfOf, target: float, policy: str) -> dict:
     acc = right = omitted = 0
     for d in docs:
         ok, left_out = decide(d, conf_of(d), target, policy)
@@ -166,7 +163,10 @@ def risk(docs: list[DocFields], conf_of: Callable[[DocFields], Mapping[str, floa
             "verified_precision": right / acc if acc else None, "omitted": omitted}
 
 
-def family_ece(docs: list[DocFields], conf_of: Callable[[DocFields], Mapping[str, float | None]]) -> dict[str, tuple[int, float]]:
+ConfOf = Callable[[DocFields], Mapping[str, float | None]]
+
+
+def family_ece(docs: list[DocFields], conf_of: ConfOf) -> dict[str, tuple[int, float]]:
     by: dict[str, tuple[list[float], list[bool]]] = {}
     for d in docs:
         conf = conf_of(d)
@@ -203,7 +203,7 @@ def _f(x) -> str:
     return "-" if x is None else f"{x:.3f}"
 
 
-def log_loss(docs: list[DocFields], conf_of: Callable[[DocFields], Mapping[str, float | None]]) -> float:
+def log_loss(docs: list[DocFields], conf_of: ConfOf) -> float:
     """Mean log loss of the out-of-fold confidences over every labelled field."""
     total, n = 0.0, 0
     for d in docs:
@@ -219,6 +219,12 @@ def log_loss(docs: list[DocFields], conf_of: Callable[[DocFields], Mapping[str, 
     return total / n if n else 0.0
 
 
+def _getter(oof: Mapping[str, Mapping[str, float | None]]) -> ConfOf:
+    def get(d: DocFields) -> Mapping[str, float | None]:
+        return oof[d.doc_id]
+    return get
+
+
 def report(data: Path, *, folds: int = DEFAULT_FOLDS, targets=DEFAULT_TARGETS, dev_data: Path = DEFAULT_DATA,
            settings: tuple[Setting, ...] = CANDIDATES, detail: str | None = None, at: float = 0.9) -> str:
     inv, rec = load_part(data, DEV_TUNE[0]), load_part(data, DEV_TUNE[1])
@@ -232,7 +238,7 @@ def report(data: Path, *, folds: int = DEFAULT_FOLDS, targets=DEFAULT_TARGETS, d
     for s in settings:
         oof = cross_validate(data, s, folds=folds, dev_data=dev_data)
         oof_by[s.name] = oof
-        get = lambda d, oof=oof: oof[d.doc_id]
+        get = _getter(oof)
         fe = family_ece(inv + rec, get)
         cells = []
         for docs, pol in ((inv, "omit"), (rec, "required"), (rec, "present"), (rec, "omit")):
@@ -245,16 +251,16 @@ def report(data: Path, *, folds: int = DEFAULT_FOLDS, targets=DEFAULT_TARGETS, d
     for s in settings:
         if s.name != (detail or settings[0].name):
             continue
-        oof = oof_by[s.name]
-        get = lambda d, oof=oof: oof[d.doc_id]
+        get = _getter(oof_by[s.name])
         lines += [f"#### {s.name}: out-of-fold risk-coverage", "",
                   "| target | policy | invoices pass rate | invoices verified precision | receipts pass rate | "
                   "receipts verified precision | receipts fields left out |", "|---|---|---|---|---|---|---|"]
         for t in targets:
             for pol in POLICIES:
                 a, b = risk(inv, get, t, pol), risk(rec, get, t, pol)
-                lines.append(f"| {t:.2f} | {pol} | {_f(a['pass_rate'])} ({a['accepted']}) | {_f(a['verified_precision'])} "
-                             f"| {_f(b['pass_rate'])} ({b['accepted']}) | {_f(b['verified_precision'])} | {b['omitted']} |")
+                lines.append(f"| {t:.2f} | {pol} | {_f(a['pass_rate'])} ({a['accepted']}) "
+                             f"| {_f(a['verified_precision'])} | {_f(b['pass_rate'])} ({b['accepted']}) "
+                             f"| {_f(b['verified_precision'])} | {b['omitted']} |")
         lines.append("")
     return "\n".join(lines)
 

@@ -19,7 +19,8 @@ def _receipt(i: int, address_right: bool) -> dict:
     truth = {"company": f"SHOP {i} SDN BHD", "date": "2018-01-01", "total": 10.0, "address": f"NO {i} JALAN A"}
     addr = truth["address"] if address_right else "SOMEWHERE ELSE"
     return _doc(f"r{i}", "receipt", "passed",
-                {"company": (truth["company"], "name", {"ok:pass": 1.0}), "date": ("2018-01-01", "date", {"ok:pass": 1.0}),
+                {"company": (truth["company"], "name", {"ok:pass": 1.0}),
+                 "date": ("2018-01-01", "date", {"ok:pass": 1.0}),
                  "total": (10.0, "amount", {"ok:pass": 1.0}),
                  "address": (addr, "text", {"ok:pass": 1.0} if address_right else {"ok:fail": 1.0})}, truth)
 

@@ -33,7 +33,8 @@ def _receipt(record: dict, evidence: dict, doc=None):
 def test_address_extent_whole_block_passes():
     doc = page_doc(RECEIPT_PAGE)
     v = "3RD FLR, AEON TAMAN MALURI SC JLN JEJAKA, TAMAN MALURI CHERAS, 55100 KUALA LUMPUR"
-    c = _receipt({"company": "TK DIVISION KITCHEN SDN BHD", "address": v}, {"address": _span(doc, "address", 3, 5)}, doc)
+    c = _receipt({"company": "TK DIVISION KITCHEN SDN BHD", "address": v},
+                 {"address": _span(doc, "address", 3, 5)}, doc)
     assert by(X.address_extent(c), "address", "address_extent") == ["pass"]
 
 
@@ -106,7 +107,8 @@ def test_item_quantity_read():
 def test_item_description_lines():
     doc = page_doc()
     assert by(T.item_description_lines(ctx(GOOD, doc=doc)), "line_items", "item_description_lines") == ["pass"]
-    spread = dict(GOOD, line_items=[dict(GOOD["line_items"][0], description="Trennblätter A4 20 9,90 198,00 2 Joghurt")])
+    two_rows = "Trennblätter A4 20 9,90 198,00 2 Joghurt"
+    spread = dict(GOOD, line_items=[dict(GOOD["line_items"][0], description=two_rows)])
     s = T.item_description_lines(ctx(spread, doc=doc))
     assert by(s, "line_items", "item_description_lines") == ["fail"] and "several lines" in s[0].detail
     assert T.item_description_lines(ctx(GOOD)) == []           # no document: not judged
@@ -141,6 +143,6 @@ def test_cash_rounding():
     assert by(s, "total", "cash_rounding") == ["fail"] and "7.7" in s[0].detail
     assert Rd.cash_rounding(ctx({"total": 7.70}, schema=RECEIPT, doc=doc)) == []     # already rounded: nothing to tell
     plain = page_doc([(50, 40, "TOTAL 7.72"), (50, 52, "CASH 10.00")])
-    assert Rd.cash_rounding(ctx({"total": 7.72}, schema=RECEIPT, doc=plain)) == []     # no rounding printed: no evidence
+    assert Rd.cash_rounding(ctx({"total": 7.72}, schema=RECEIPT, doc=plain)) == []      # no rounding: no evidence
     assert Rd.cash_rounding(ctx({"total": 7.72}, schema=RECEIPT)) == []               # no document
     assert_conformant(Rd.cash_rounding, before)

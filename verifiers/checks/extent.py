@@ -122,9 +122,11 @@ def address_extent(ctx: VerifyContext) -> list[Signal]:
         t_below = outside(below) if below is not None else None
         is_name = bool(t_above) and bool(name_c) and (compact(t_above) in name_c or name_c in compact(t_above))
         if t_above and not is_name and _is_address_line(t_above):
-            out.append(Signal(f, "address_extent", "fail", f"the line above, {t_above[:40]!r}, goes on with the address"))
+            out.append(Signal(f, "address_extent", "fail",
+                              f"the line above, {t_above[:40]!r}, goes on with the address"))
         elif t_below and _is_address_line(t_below):
-            out.append(Signal(f, "address_extent", "fail", f"the line below, {t_below[:40]!r}, goes on with the address"))
+            out.append(Signal(f, "address_extent", "fail",
+                              f"the line below, {t_below[:40]!r}, goes on with the address"))
         elif len(mine) > 1 and not _is_address_line(first_text) and compact(first_text) in value_c:
             out.append(Signal(f, "address_extent", "fail",
                               f"starts with {first_text[:40]!r}, a line that is not the address"))

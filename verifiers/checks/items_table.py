@@ -90,7 +90,8 @@ def item_description_lines(ctx: VerifyContext) -> list[Signal]:
         if spread:
             out.append(Signal(name, "item_description_lines", "fail", "; ".join(spread[:3])))
         else:
-            out.append(Signal(name, "item_description_lines", "pass", f"{judged} descriptions each printed on one line"))
+            out.append(Signal(name, "item_description_lines", "pass",
+                              f"{judged} descriptions each printed on one line"))
     return out
 
 
@@ -116,7 +117,8 @@ def item_description_clean(ctx: VerifyContext) -> list[Signal]:
         if flaws:
             out.append(Signal(name, "item_description_clean", "fail", "; ".join(flaws[:3])))
         else:
-            out.append(Signal(name, "item_description_clean", "pass", f"{judged} descriptions hold no tax, price or id text"))
+            out.append(Signal(name, "item_description_clean", "pass",
+                              f"{judged} descriptions hold no tax, price or id text"))
     return out
 
 
