@@ -43,7 +43,6 @@ from docassay.verifiers.checks.page import doc_text  # noqa: E402
 from docassay.verifiers.context import VerifyContext  # noqa: E402
 from docassay.verifiers.history import MemoryHistory  # noqa: E402
 
-
 # Checks whose `fail` lands mostly on right values on dev-tune (BENCHMARKS.md): the summary also
 # counts the fails of the other checks alone. A reading aid, not a decision (the calibrator weighs).
 WEAK_ON_DEV_TUNE = ("alternative_agrees", "reading_ambiguous", "vat_checksum", "history_agrees", "history_repeats")

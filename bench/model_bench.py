@@ -31,13 +31,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 
-from scoring import field_correct  # noqa: E402
-
 import torch  # noqa: E402
 
 from docassay.extractors.instructions.executor import execute  # noqa: E402
 from docassay.extractors.instructions.generator import generate  # noqa: E402
 from docassay.extractors.spans import DocIndex  # noqa: E402
+from scoring import field_correct  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data"
 

@@ -26,10 +26,10 @@ import tempfile
 import time
 from pathlib import Path
 
-
 from docassay.extractors.synth import to_pdf
 from docassay.extractors.synth.generator import format_seeds, make_document, make_format
-from docassay.flows import lifecycle, review_actions as ra
+from docassay.flows import lifecycle
+from docassay.flows import review_actions as ra
 from docassay.flows.batch import load_rule_pack, load_schema
 from docassay.flows.pipeline import Job, open_context, process_document
 from docassay.flows.results import ResultsWriter

@@ -100,7 +100,7 @@ if TYPE_CHECKING:
 
 def __getattr__(name: str) -> Any:
     if name == "__version__":
-        from docassay.flows.cli import version      # installed metadata, else pyproject.toml: as `docassay --version`
+        from docassay.flows.cli import version  # installed metadata, else pyproject.toml: as `docassay --version`
         value: Any = version()
     elif name in _LAZY:
         value = getattr(import_module(_LAZY[name]), name)

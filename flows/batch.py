@@ -93,7 +93,7 @@ def is_document_key(key: str, keys: set[str]) -> bool:
 def s3_sources(url: str) -> list[str]:
     """`s3://bucket/key` of one object as given; a prefix expanded to the documents under it
     (sorted; hidden keys, sidecars and ground truth skipped, as for folders)."""
-    from docassay.infra.s3 import S3ObjectStore, parse_s3_url    # boto3 only for S3 inputs
+    from docassay.infra.s3 import S3ObjectStore, parse_s3_url  # boto3 only for S3 inputs
     bucket, key = parse_s3_url(url)
     if key and not key.endswith("/") and S3ObjectStore(bucket).exists(key):
         return [url]

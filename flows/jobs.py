@@ -16,7 +16,7 @@ from docassay.infra.quota import QuotaBudget, is_metered
 
 
 def _load_model_scorer() -> Scorer:
-    from docassay.extractors.instructions.model_scorer import model_scorer   # the MoE model, loaded once
+    from docassay.extractors.instructions.model_scorer import model_scorer  # the MoE model, loaded once
     return model_scorer()
 
 

@@ -37,8 +37,8 @@ from docassay.extractors.parsers import parse, read_source
 from docassay.extractors.spans import DocIndex
 from docassay.flows import doubt, einvoice, lifecycle, trust
 from docassay.flows.job_options import DEFAULT_GENERATOR
-from docassay.flows.metering import metered_generate
 from docassay.flows.lifecycle import LifecyclePolicy
+from docassay.flows.metering import metered_generate
 from docassay.flows.results import Row
 from docassay.flows.verification import verify_record
 from docassay.infra import store
@@ -81,7 +81,7 @@ class Job:
 
     def __post_init__(self) -> None:
         if self.scorer is None and self.generator == "model":
-            from docassay.flows.jobs import LazyModelScorer      # torch loads on the first document that needs it
+            from docassay.flows.jobs import LazyModelScorer  # torch loads on the first document that needs it
             self.scorer = LazyModelScorer()
 
     @property

@@ -164,6 +164,7 @@ def report_for_batch(args: Any, out: Path) -> None:
     """`extract --report`: write the report of the batch just run; a report that cannot be written
     is said on stderr and does not change the batch's exit status."""
     import sys
+
     from docassay.flows.batch import load_schema
     try:
         info = write_report(Path(out) / "results.jsonl", Settings.load(home=args.home, db=args.db),

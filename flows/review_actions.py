@@ -35,9 +35,9 @@ from docassay.flows import lifecycle
 from docassay.flows.verification import settings_for, verify_record
 from docassay.infra import review_store, store
 from docassay.infra.errors import ConfigError, DocassayError
+from docassay.verifiers.context import VerifyContext
 from docassay.verifiers.gates import format as format_gate
 from docassay.verifiers.gates.reference import disagreements
-from docassay.verifiers.context import VerifyContext
 
 if TYPE_CHECKING:
     from docassay.flows.pipeline import Job, RunContext

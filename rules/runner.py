@@ -31,8 +31,16 @@ from psycopg import sql
 
 from docassay.rules.errors import RuleError
 from docassay.rules.loader import Rule, Severity, check_statement
-from docassay.rules.relations import MAX_PARAMS, BoundRelations, Coercion, RelationSchema, bind_record, relation_schema, wrap_rule
-from docassay.rules.sandbox import SandboxLimits, SandboxUnavailable, enter_statements, ensure_sandbox
+from docassay.rules.relations import (
+    MAX_PARAMS,
+    BoundRelations,
+    Coercion,
+    RelationSchema,
+    bind_record,
+    relation_schema,
+    wrap_rule,
+)
+from docassay.rules.sandbox import SandboxLimits, SandboxUnavailable, ensure_sandbox, enter_statements
 
 __all__ = ["Violation", "RuleResult", "run_rules", "check_rules", "DEFAULT_MAX_VIOLATIONS"]
 

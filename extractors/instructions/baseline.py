@@ -9,10 +9,9 @@ carry legal forms, a value should not itself read as a label.
 from __future__ import annotations
 
 import re
-
-from docassay.extractors.instructions.proposals import Proposal
 from functools import lru_cache
 
+from docassay.extractors.instructions.proposals import Proposal
 from docassay.extractors.labels import FieldSpec, fold_label, label_score
 from docassay.extractors.spans import DocIndex
 

@@ -17,8 +17,13 @@ from decimal import Decimal
 from functools import lru_cache
 from typing import Iterator
 
-from docassay.extractors.normalize._currency import (WORDLIKE_CODES, is_currency_token, minor_digits, parse_currency,
-                                            token_currency)
+from docassay.extractors.normalize._currency import (
+    WORDLIKE_CODES,
+    is_currency_token,
+    minor_digits,
+    parse_currency,
+    token_currency,
+)
 
 __all__ = ["AmountReading", "AmountParse", "parse_amount", "amount_readings", "find_amounts",
            "parse_percent", "MAX_SPAN_CHARS", "MAX_LINE_CHARS", "MAX_DIGITS"]

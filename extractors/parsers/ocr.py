@@ -81,7 +81,7 @@ def _get_engine(name: str) -> object:
         raise ConfigError(f"unknown OCR engine {name!r}; supported: {', '.join(SUPPORTED_ENGINES)}",
                           setting="ocr_engine")
     if _engine is None:
-        from rapidocr_onnxruntime import RapidOCR       # heavy import: only when OCR is needed
+        from rapidocr_onnxruntime import RapidOCR  # heavy import: only when OCR is needed
         _engine = RapidOCR(**OcrSettings.from_env().engine_kwargs())
     return _engine
 

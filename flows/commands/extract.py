@@ -73,8 +73,8 @@ def _run(args: argparse.Namespace) -> int:
     if usage_error:
         print(f"docassay: error: {usage_error}", file=sys.stderr)
         return 2
-    from docassay.flows.orchestration import choose
     from docassay.flows.job_options import JobOptions
+    from docassay.flows.orchestration import choose
     from docassay.rules.errors import RulesError
 
     orchestrator = choose(args.orchestrator, args.task_runner)
@@ -131,7 +131,7 @@ def _run_batch(args: argparse.Namespace, opts, job, orchestrator: str, stop) -> 
     guard()                                                    # no Prefect server outlives a killed run
     from docassay.flows.prefect_env import quiet_prefect
     quiet_prefect(quiet=args.quiet)                            # before Prefect is imported
-    from docassay.flows.extract_flow import run_extract                # Prefect loads only when needed
+    from docassay.flows.extract_flow import run_extract  # Prefect loads only when needed
     return run_extract(args.paths, opts, args.out, quiet=args.quiet, max_error_ratio=args.max_error_ratio,
                        retry_from=args.retry_from, task_runner=args.task_runner, stop=stop, overwrite=args.overwrite)
 

@@ -20,7 +20,8 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qsl as urllib_parse_qsl, urlencode
+from urllib.parse import parse_qsl as urllib_parse_qsl
+from urllib.parse import urlencode
 
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -256,9 +257,9 @@ def create_app(config: AppConfig, ctx: Any = None) -> Any:
     from contextlib import asynccontextmanager
     own = ctx is None
     if ctx is None:
-        from docassay.flows.pipeline import RunContext
         from docassay.extractors.library import FormatLibrary
         from docassay.flows import lifecycle
+        from docassay.flows.pipeline import RunContext
         from docassay.infra.db import Database
         ctx = RunContext(Database.from_settings(config.settings), FormatLibrary.from_settings(config.settings),
                          lifecycle.objects_for(config.settings))

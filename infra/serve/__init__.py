@@ -15,8 +15,14 @@
 Only the names below are public (pinned by tests/infra/test_serve_placement.py).
 """
 from docassay.infra.serve.client import DEFAULT_URL, MODEL_URL_ENV, ModelClient
-from docassay.infra.serve.errors import (BadRequest, RequestTimeout, ServeError, ServerBusy, ServerUnavailable,
-                                Unauthorized)
+from docassay.infra.serve.errors import (
+    BadRequest,
+    RequestTimeout,
+    ServeError,
+    ServerBusy,
+    ServerUnavailable,
+    Unauthorized,
+)
 from docassay.infra.serve.placement import check_placement, plan_moves, plan_placement, replica_counts, slots_per_rank
 from docassay.infra.serve.status import ServerStatus
 

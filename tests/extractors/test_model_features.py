@@ -9,10 +9,24 @@ import numpy as np
 
 from docassay.extractors.instructions import baseline
 from docassay.extractors.instructions.generator import detect_locale, schema_fields
-from docassay.extractors.instructions.model_data import (as_ocr_lines, label_document, reword_format, same_value, synth_examples,
-                                                synth_labelled)
-from docassay.extractors.instructions.model_features import (N_BUCKETS, NUMERIC, _h, concept_matches, featurize, numeric_names,
-                                                    value_class, value_shape)
+from docassay.extractors.instructions.model_data import (
+    as_ocr_lines,
+    label_document,
+    reword_format,
+    same_value,
+    synth_examples,
+    synth_labelled,
+)
+from docassay.extractors.instructions.model_features import (
+    N_BUCKETS,
+    NUMERIC,
+    _h,
+    concept_matches,
+    featurize,
+    numeric_names,
+    value_class,
+    value_shape,
+)
 from docassay.extractors.instructions.proposals import propose
 from docassay.extractors.spans import DocIndex
 from docassay.extractors.synth import generate

@@ -13,6 +13,7 @@ from docassay.flows.review_app.security import SecurityConfig
 from docassay.infra.config import Settings
 from tests.flows.test_lifecycle import FORMAT_SEED, header_schema, write
 
+
 def gates_job(**kw) -> Job:
     """A job whose gates alone decide: these tests are about review, not confidence, so a
     per-field confidence target (Job.min_confidence, where the calibrated confidence is merged)

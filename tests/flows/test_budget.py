@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from budget_support import MeteredBaselineScorer, header_schema, write_invoices
+
 from docassay.extractors.instructions.generator import estimate_tokens
 from docassay.extractors.parsers import parse, read_source
 from docassay.flows.batch import load_rule_pack, load_schema, run_batch

@@ -6,8 +6,8 @@ import os
 from pathlib import Path
 
 import pytest
-
 from budget_support import write_invoices
+
 from docassay.flows.batch import run_batch
 from docassay.flows.estimate import estimate_batch
 from docassay.flows.jobs import JobOptions, build_job

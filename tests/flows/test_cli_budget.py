@@ -12,8 +12,8 @@ from typing import Iterator
 
 import psycopg
 import pytest
-
 from budget_support import MeteredBaselineScorer, write_invoices
+
 from docassay.flows import jobs
 from docassay.flows.batch import run_batch
 from docassay.flows.cli import main

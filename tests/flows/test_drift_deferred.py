@@ -10,6 +10,7 @@ from pathlib import Path
 
 import psycopg
 import pytest
+from test_lifecycle import FORMAT_SEED, RENAMED, header_schema, write
 
 from docassay.extractors.synth.generator import make_format
 from docassay.flows import lifecycle
@@ -17,7 +18,6 @@ from docassay.flows.extract_batch import ThreadDispatch, run_documents
 from docassay.flows.pipeline import Job
 from docassay.infra import store
 from docassay.infra.config import Settings
-from test_lifecycle import FORMAT_SEED, RENAMED, header_schema, write
 
 
 @pytest.mark.slow

@@ -7,8 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import psycopg
-
 from budget_support import write_invoices
+
 from docassay.flows.jobs import JobOptions, build_job
 from docassay.flows.outages import Outage, OutagePolicy, process_with_reconnect
 from docassay.flows.pipeline import open_context

@@ -10,7 +10,8 @@ import json
 from pathlib import Path
 
 from docassay.extractors.synth.generator import make_document, make_format
-from docassay.flows import lifecycle, review_actions as ra
+from docassay.flows import lifecycle
+from docassay.flows import review_actions as ra
 from docassay.flows.batch import load_rule_pack, load_schema, run_batch
 from docassay.flows.cli import main
 from docassay.flows.pipeline import open_context, process_document

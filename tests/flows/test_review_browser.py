@@ -103,10 +103,10 @@ def word_indices(path: str) -> dict[str, list[int]]:
 
 
 def test_a_reviewer_clears_the_queue_in_the_browser(tmp_path: Path, pg_fresh_dsn: str) -> None:
+    from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
     from selenium.webdriver.common.action_chains import ActionChains
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
-    from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
     from selenium.webdriver.support.ui import WebDriverWait
 
     assert main(["synth", "--out", str(tmp_path / "synth"), "--formats", "4", "--docs", "5", "--split", "unseen",

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from serve_helpers import ServerProcess, random_docs, reference_scores, write_weights
 
 from docassay.infra.serve.errors import ServeError
-from serve_helpers import ServerProcess, random_docs, reference_scores, write_weights
 
 pytestmark = [pytest.mark.distributed, pytest.mark.slow]
 

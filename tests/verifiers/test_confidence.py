@@ -11,8 +11,16 @@ import pytest
 
 from docassay.flows.results import Row
 from docassay.flows.status import problem_lines
-from docassay.verifiers.confidence import (Calibrator, ConfidencePolicy, Example, ece, family_of, load, load_default,
-                                  reliability)
+from docassay.verifiers.confidence import (
+    Calibrator,
+    ConfidencePolicy,
+    Example,
+    ece,
+    family_of,
+    load,
+    load_default,
+    reliability,
+)
 from docassay.verifiers.confidence.calibrator import POOLED, FamilyModel, sign_of
 from docassay.verifiers.context import VerifyContext
 from docassay.verifiers.errors import VerifyError
