@@ -175,7 +175,7 @@ class FormatIndexBase(ABC):
     def get_meta(self, format_id: str) -> dict[str, Any]:
         """A copy of a format's metadata (KeyError when there is no such format)."""
 
-    def save(self) -> None:
+    def save(self) -> None:  # noqa: B027  (a default that backends may keep, so not abstract)
         """Make pending changes durable (backends that write through need do nothing)."""
 
     def match(self, vector: np.ndarray, threshold: float, filter: Filter = None) -> Match | None:

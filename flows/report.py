@@ -147,7 +147,7 @@ def write_report(results_path: str | Path, settings: Settings, schema: Mapping[s
                 shown = pages[:MAX_PAGES_PER_DOCUMENT]
                 entry["more_pages"] = len(pages) - len(shown)
                 uris = {p.number: _jpeg_uri(cache, sha, data, p.number, width) for p in shown} if has_image(data) else {}
-                entry["pages"] = page_models(shown, fields, item_boxes(r), (lambda n: uris.get(n)) if uris else None)
+                entry["pages"] = page_models(shown, fields, item_boxes(r), uris.get if uris else None)
                 drawn += len(shown)
         docs.append(entry)
     style, script = STYLE.read_text("utf-8"), SCRIPT.read_text("utf-8")

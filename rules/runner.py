@@ -46,6 +46,7 @@ __all__ = ["Violation", "RuleResult", "run_rules", "check_rules", "DEFAULT_MAX_V
 
 JSONValue = Any      # None | bool | int | float | str | list | dict, as json.dumps accepts
 DEFAULT_MAX_VIOLATIONS = 100
+DEFAULT_LIMITS = SandboxLimits()     # frozen, so one shared default is safe
 _log = logging.getLogger(__name__)
 
 
@@ -97,7 +98,7 @@ def run_rules(
     timeout_ms: int,
     max_violations: int = DEFAULT_MAX_VIOLATIONS,
     sandbox: bool = True,
-    limits: SandboxLimits = SandboxLimits(),
+    limits: SandboxLimits = DEFAULT_LIMITS,
 ) -> list[RuleResult]:
     """Run every rule against `record`; one result per rule, in order.
 

@@ -20,6 +20,10 @@ import pytest
 
 from docassay.infra.db.scratch import fresh_database  # noqa: F401  (re-exported: tests import it from here)
 
+# tests/awsmock.py as a plugin: its `aws_offline` fixture is there for every test without an import (an imported
+# fixture reads to pyflakes as an unused name that a parameter then redefines).
+pytest_plugins = ["awsmock"]
+
 TEST_DSN_ENV = "DOCASSAY_TEST_DSN"
 
 

@@ -514,7 +514,7 @@ def execute_table(ix: DocIndex, table: TableRule, locale: Locale) -> tuple[list[
             if not cells:
                 continue
             values: dict[str, object] = {}
-            for col, (t, b) in cells.items():
+            for col, (t, _box) in cells.items():
                 v = V.normalize(t, table.columns[col].type, locale, {})
                 if v is not None:
                     values[col] = v

@@ -173,7 +173,7 @@ def propose_tables(ix: DocIndex, columns: list[FieldSpec], locale: Locale) -> li
     for (page, line), cols in header_lines[:3]:
         # One printed header per column; a printed phrase claimed by two columns goes to the better.
         by_text: dict[str, str] = {}
-        for c, (sc, printed) in sorted(cols.items(), key=lambda kv: -kv[1][0]):
+        for c, (_score, printed) in sorted(cols.items(), key=lambda kv: -kv[1][0]):
             by_text.setdefault(fold_label(printed), c)
         chosen = {c: cols[c][1] for c in by_text.values()}
         if len(chosen) < 2:

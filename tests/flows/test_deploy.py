@@ -21,7 +21,7 @@ from typing import Any, Callable, Iterator
 import psycopg
 import pytest
 
-from awsmock import FAKE_ENV, aws_offline, free_port, moto_server  # noqa: F401  (fixture)
+from awsmock import FAKE_ENV, free_port, moto_server
 from docassay.flows.cli import main
 from docassay.flows.deploy import deployment_name
 from docassay.flows.inbox import ARCHIVE, InboxSpec

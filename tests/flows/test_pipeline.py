@@ -54,7 +54,7 @@ def test_batch_learns_then_reuses_formats(tmp_path: Path, pg_fresh_dsn: str) -> 
     assert passed, f"nothing verified: {[r.status for r in first]}"
     for r in passed:
         assert r.format["id"] and set(r.record) and r.provenance
-        for field, prov in r.provenance.items():
+        for prov in r.provenance.values():
             assert prov["page"] >= 1 and len(prov["bbox"]) == 4
     by_source = {r.source: r for r in second}
     for r in passed:

@@ -168,12 +168,12 @@ def test_a_reviewer_clears_the_queue_in_the_browser(tmp_path: Path, pg_fresh_dsn
                         break
                     before = driver.current_url
                     ActionChains(driver).send_keys("a").perform()
-                    wait.until(lambda d: d.execute_script(
+                    wait.until(lambda d, before=before: d.execute_script(
                         "var r = document.getElementById('result');"
                         "return location.href !== arguments[0] || (r !== null && r.classList.contains('error'));", before))
                     if driver.current_url == before:
                         ActionChains(driver).send_keys("r").perform()
-                        wait.until(lambda d: d.current_url != before)
+                        wait.until(lambda d, before=before: d.current_url != before)
                         decided["reject"] += 1
                     else:
                         decided["accept"] += 1

@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 from psycopg.conninfo import conninfo_to_dict
 
-from awsmock import aws_offline  # noqa: F401  (fixture)
 from docassay.infra.config import Settings
 from docassay.infra.db import dialect_of, discover, resolve_dsn
 from docassay.infra.db.dsql import dsql_dsn, dsql_violations, with_iam_token
