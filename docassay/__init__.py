@@ -41,7 +41,7 @@ _SOURCE_TREE = _os.path.dirname(_os.path.dirname(_os.path.abspath(__file__)))
 if (not _os.path.isdir(_os.path.join(_os.path.dirname(__file__), "flows"))
         and _os.path.isfile(_os.path.join(_SOURCE_TREE, "pyproject.toml"))
         and _os.path.isdir(_os.path.join(_SOURCE_TREE, "flows"))):
-    __path__.append(_SOURCE_TREE)  # type: ignore[name-defined]
+    __path__.append(_SOURCE_TREE)
 
 from docassay.infra.errors import ConfigError, DatabaseError, DocassayError, StorageError
 

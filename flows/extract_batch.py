@@ -204,6 +204,8 @@ def run_documents(sources: list[str], job: Job, out: Path | OutputFolder, *, dis
     stop = stop or StopRequest()
     run_id = "run-" + uuid.uuid4().hex[:12]
     todo, written = folder.start(sources, kept or [])
+    writer = folder.writer
+    assert writer is not None                     # start() opened the partial file
     progress = Progress(len(todo), quiet=quiet)
     rows: dict[int, Row] = {}
     unwritten: list[ResultsWriteError] = []
@@ -216,7 +218,7 @@ def run_documents(sources: list[str], job: Job, out: Path | OutputFolder, *, dis
             for i, row in dispatch.run(todo, job, ctx, stop):
                 rows[i] = row
                 try:
-                    folder.writer.write(row)
+                    writer.write(row)
                 except ResultsWriteError as exc:
                     unwritten.append(exc)
                 progress.update(row)

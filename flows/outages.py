@@ -88,7 +88,7 @@ def is_outage(exc: BaseException) -> bool:
 
 
 def _outage_row(row: Row) -> bool:
-    return row.status == "error" and bool(row.error) and row.error.get("kind") in OUTAGE_KINDS
+    return row.status == "error" and row.error is not None and row.error.get("kind") in OUTAGE_KINDS
 
 
 def process_with_reconnect(source: str, job: Job, ctx: RunContext, outage: Outage) -> Row:

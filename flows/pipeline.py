@@ -98,9 +98,15 @@ class Budget(Protocol):
     """Token quotas. `reserve` atomically sets tokens aside before a model call, or returns None
     (with `reason` set) when the quota cannot cover it; the reservation is settled with the true
     count after the call."""
-    reason: str
+    @property
+    def reason(self) -> str: ...
 
     def reserve(self, input_tokens: int, output_tokens: int) -> Reservation | None: ...
+
+    def check(self) -> object:
+        """Raise QuotaExceeded when a quota is already spent (before a batch reads anything)."""
+
+    def close(self) -> None: ...
 
 
 class RunContext:

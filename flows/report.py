@@ -93,7 +93,7 @@ def summarize_rows(rows: Sequence[Mapping[str, Any]]) -> dict:
                "max_ms": round(max(v), 1), "documents": len(v)}
               for k, v in sorted(stages.items(), key=lambda kv: -sum(kv[1])) if k != "total"]
     total = stages.get("total", [])
-    top = max(bins) if bins and max(bins) else 1
+    top = max(bins, default=0) or 1
     return {"documents": len(rows), "statuses": statuses.most_common(), "reasons": why.most_common(20),
             "confidence": {"what": what, "n": len(confs), "bins": bins, "top": top,
                            "median": round(statistics.median(confs), 3) if confs else None},

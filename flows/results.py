@@ -7,7 +7,7 @@ from collections import Counter
 from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from pathlib import Path
-from typing import Iterable
+from typing import Any, Iterable
 
 from docassay.infra.errors import ConfigError, StorageError
 
@@ -69,7 +69,7 @@ class Row:
             self.status = "needs_review"
 
     def to_json(self) -> dict:
-        d = {"source": self.source, "sha256": self.sha256, "status": self.status, "format": self.format,
+        d: dict[str, Any] = {"source": self.source, "sha256": self.sha256, "status": self.status, "format": self.format,
              "record": self.record, "provenance": self.provenance, "verification": self.verification,
              "attempts": self.attempts, "model_tokens": self.model_tokens, "timings_ms": self.timings_ms,
              "error": self.error}
@@ -159,6 +159,7 @@ class ResultsWriter:
 
     def _cut_back(self, size: int) -> None:
         """Drop whatever part of a failed row reached the file (truncating needs no free space)."""
+        assert self._fd is not None                   # called by write, on the open file
         try:
             os.ftruncate(self._fd, size)
             os.lseek(self._fd, size, os.SEEK_SET)

@@ -255,10 +255,10 @@ def check_rules(conn: psycopg.Connection, schema: Mapping[str, Any] | RelationSc
     relation, or a type error; SchemaMappingError when the schema has no relations."""
     rs = schema if isinstance(schema, RelationSchema) else relation_schema(schema)
     bound = bind_record(rs, {})
-    enter: sql.Composable = sql.SQL("SET TRANSACTION READ ONLY; SET LOCAL statement_timeout = {}").format(
+    enter: sql.Composed = sql.SQL("SET TRANSACTION READ ONLY; SET LOCAL statement_timeout = {}").format(
         sql.Literal(max(1, int(timeout_ms))))
     if sandbox and rules:              # planned as the rules will run: in the sandbox (SandboxUnavailable propagates)
-        enter = enter_statements(SandboxLimits(), timeout_ms=timeout_ms, superuser=ensure_sandbox(conn))
+        enter = enter_statements(DEFAULT_LIMITS, timeout_ms=timeout_ms, superuser=ensure_sandbox(conn))
     for rule in rules:
         rule_sql = _checked_sql(rule)
         query = sql.SQL("EXPLAIN ") + wrap_rule(bound, rule_sql)
@@ -285,8 +285,9 @@ def _column_names(description: Any) -> list[str]:
 
 def _violation(rule: Rule, names: list[str], row: Sequence[Any]) -> Violation:
     values = {n: _jsonable(v) for n, v in zip(names, row)}
-    field = values.get("field") if isinstance(values.get("field"), str) else (", ".join(rule.fields) or None)
-    message = values.get("message") if isinstance(values.get("message"), str) else rule.message
+    given_field, given_message = values.get("field"), values.get("message")
+    field = given_field if isinstance(given_field, str) else (", ".join(rule.fields) or None)
+    message = given_message if isinstance(given_message, str) else rule.message
     if "actual" not in values and rule.fields and rule.fields[0] in values:
         values = {**values, "actual": values[rule.fields[0]]}
     return Violation(rule.name, rule.severity, field, message, values)

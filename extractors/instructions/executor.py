@@ -396,9 +396,9 @@ def _header_zones(pi, band: list[int], cols: dict[str, LabelMatch]) -> list[tupl
     cells: list[list[float]] = []                   # [x0, x1] merged over stacked header lines
     for li in band:
         for seg in pi.segments_by_line[li]:
-            for c in cells:
-                if min(c[1], seg.bbox.x1) - max(c[0], seg.bbox.x0) > 0:
-                    c[0], c[1] = min(c[0], seg.bbox.x0), max(c[1], seg.bbox.x1)
+            for cell in cells:
+                if min(cell[1], seg.bbox.x1) - max(cell[0], seg.bbox.x0) > 0:
+                    cell[0], cell[1] = min(cell[0], seg.bbox.x0), max(cell[1], seg.bbox.x1)
                     break
             else:
                 cells.append([seg.bbox.x0, seg.bbox.x1])

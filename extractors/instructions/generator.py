@@ -49,7 +49,8 @@ class Generation:
 def schema_fields(schema: Mapping[str, object]) -> tuple[list[FieldSpec], dict[str, list[FieldSpec]]]:
     """Scalar field specs and, per array-of-objects property, its column specs."""
     props = schema.get("properties", {})
-    required = tuple(schema.get("required", ()))  # type: ignore[arg-type]
+    req = schema.get("required", ())
+    required = tuple(str(r) for r in req) if isinstance(req, (list, tuple)) else ()
     assert isinstance(props, Mapping)
     scalars = field_specs(props, required)
     tables: dict[str, list[FieldSpec]] = {}

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Callable, Iterator, Mapping
+from typing import Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -86,7 +86,7 @@ def _read(ix: DocIndex, p: Proposal, spec: FieldSpec, locale: Locale) -> object:
 
 
 def label_proposals(ix: DocIndex, truth: Mapping[str, object], specs: list[FieldSpec],
-                    siblings: list[tuple[DocIndex, Mapping[str, object]]]) -> Labelled:
+                    siblings: Sequence[tuple[DocIndex, Mapping[str, object]]]) -> Labelled:
     """Every proposal of one document, scored by the baseline, with `value_ok` and `gen_ok`
     (`siblings`: the other documents of its format, with their truth)."""
     locale = detect_locale(ix)

@@ -8,8 +8,9 @@ function. Both then build instructions from the best proposal per field (`build.
 """
 from __future__ import annotations
 
+import dataclasses
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 from docassay.extractors.document import BBox
 from docassay.extractors.instructions import values as V
@@ -34,7 +35,7 @@ class Proposal:
     relation: str              # right | below | region | detect | pattern
     rank_hint: int = 0         # position of the span among the locator's candidates (0 = nearest)
     section: str = ""          # the heading of the block the value sits in ("Verkäufer", "Bill to")
-    features: dict[str, float] = field(default_factory=dict)
+    features: dict[str, float] = dataclasses.field(default_factory=dict)
     score: float = 0.0
 
     lines: int = 1             # multi-line values (addresses): how many lines the value spans here

@@ -195,7 +195,7 @@ def _analyse_word(word: str) -> _Word:
         # ".99": a leading decimal separator, only straight after a sign, bracket or currency.
         if (cur_lead and cur_lead.endswith(".")) or not num.isdigit():
             return _BAD
-        readings = [("0." + num, dot, None)]
+        readings: list[tuple[str, str | None, str | None]] = [("0." + num, dot, None)]
     else:
         readings = _core(num)
         if not readings:

@@ -99,12 +99,14 @@ def _run(args: argparse.Namespace) -> int:
             summary = _run_batch(args, opts, job, orchestrator, stop)
     except BatchInterrupted as exc:
         print(f"docassay: {exc.message}", file=sys.stderr)
-        if exc.context.get("abandoned"):
-            print(f"docassay: not finished: {', '.join(exc.context['abandoned'])}", file=sys.stderr)
+        abandoned = exc.context.get("abandoned")
+        if isinstance(abandoned, list) and abandoned:
+            print(f"docassay: not finished: {', '.join(map(str, abandoned))}", file=sys.stderr)
         hard_exit(exit_status(stop.signum))                    # abandoned threads must not hold the exit up
     except BatchFailed as exc:
         print(f"docassay: batch failed: {exc.message}", file=sys.stderr)
-        _print_failure(exc.context.get("summary") or {})
+        failed = exc.context.get("summary")
+        _print_failure(failed if isinstance(failed, dict) else {})
         print(f"docassay: results kept in {out / 'results.jsonl'}", file=sys.stderr)
         _report(args, out)
         return 1

@@ -289,7 +289,8 @@ class Engine:
                     return ctl, []
             if self.o.batch_wait_s > 0 and len(self._queue) < self.o.max_batch_documents:
                 self._cv.wait(self.o.batch_wait_s)
-            batch, docs, tokens = [], 0, 0
+            batch: list[_Request] = []
+            docs, tokens = 0, 0
             while self._queue:
                 req = self._queue[0]
                 if batch and (docs + len(req.docs) > self.o.max_batch_documents
@@ -458,6 +459,7 @@ class Engine:
             if not dead or not self._degrade(dead, f"heartbeat failed: {type(exc).__name__}: {exc}"):
                 self._fail(f"heartbeat failed: {type(exc).__name__}: {exc}")
             return
+        assert stats is not None                       # the engine runs on rank 0, which gathers
         with self._cv:
             self.memory = [RankMemory.from_stats(r, row) for r, row in enumerate(stats.tolist())]
             self._last_comm = time.perf_counter()

@@ -12,6 +12,8 @@ Each carries `status` (the HTTP status, 0 when no answer came) and the server's 
 """
 from __future__ import annotations
 
+from typing import Any
+
 from docassay.infra.errors import DocassayError
 
 __all__ = ["ServeError", "BadRequest", "Unauthorized", "ServerBusy", "ServerUnavailable", "RequestTimeout",
@@ -22,7 +24,7 @@ class ServeError(DocassayError):
     kind = "serve"
     status = 500
 
-    def __init__(self, message: str, *, status: int | None = None, **context: object) -> None:
+    def __init__(self, message: str, *, status: int | None = None, **context: Any) -> None:
         super().__init__(message, **context)
         if status is not None:
             self.status = status

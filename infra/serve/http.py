@@ -61,7 +61,7 @@ class ModelHTTPServer(ThreadingHTTPServer):
     @property
     def url(self) -> str:
         host, port = self.server_address[:2]
-        return f"http://{host}:{port}"
+        return f"http://{host.decode() if isinstance(host, bytes) else host}:{port}"
 
 
 class _Handler(BaseHTTPRequestHandler):
