@@ -22,7 +22,7 @@ from docassay.infra.db.scratch import fresh_database  # noqa: F401  (re-exported
 
 # tests/awsmock.py as a plugin: its `aws_offline` fixture is there for every test without an import (an imported
 # fixture reads to pyflakes as an unused name that a parameter then redefines).
-pytest_plugins = ["awsmock"]
+pytest_plugins = ["awsmock", "prefect_guard"]   # prefect_guard: the `prefect` marker kept true
 
 TEST_DSN_ENV = "DOCASSAY_TEST_DSN"
 

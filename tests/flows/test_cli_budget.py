@@ -26,6 +26,7 @@ from docassay.infra.quota import Subject, usage
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = str(ROOT / "examples/invoices/schema.json")
 RULES = str(ROOT / "examples/invoices/rules")
+pytestmark = pytest.mark.prefect                     # every batch here runs as a Prefect flow (prefect_home)
 
 
 @pytest.fixture(scope="module", autouse=True)

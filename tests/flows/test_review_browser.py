@@ -38,6 +38,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow,
               pytest.mark.skipif(not (CHROMIUM and DRIVER),
                                  reason="chromium and chromedriver are not installed "
                                         "(apt-get install chromium chromium-driver; .ci/run does)")]
+pytest.importorskip("selenium")
 
 # Where each field of the unlearned document is printed: a word opening its line, and the words
 # a reviewer clicks (the first plainly, the others with shift).
