@@ -23,7 +23,7 @@ import numpy as np
 import psycopg
 
 from docassay.extractors.format_index import FormatIndex, FormatIndexBase
-from docassay.extractors.instructions.model import Instructions
+from docassay.extractors.instructions.language import Instructions
 from docassay.infra import store
 from docassay.infra.config import Settings
 

@@ -38,7 +38,7 @@ from docassay.extractors.einvoice.printed import AMOUNT_TOLERANCE, Printed, find
 from docassay.extractors.fingerprint import fingerprint
 from docassay.extractors.instructions.executor import Extraction, execute
 from docassay.extractors.instructions.generator import Generation
-from docassay.extractors.instructions.model import Instructions
+from docassay.extractors.instructions.language import Instructions
 from docassay.extractors.instructions.repair import fix
 from docassay.extractors.spans import DocIndex
 from docassay.flows import lifecycle

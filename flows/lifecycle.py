@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from docassay.extractors.errors import InstructionError, ParseError
 from docassay.extractors.instructions.executor import execute
-from docassay.extractors.instructions.model import FieldRule, Instructions
+from docassay.extractors.instructions.language import FieldRule, Instructions
 from docassay.extractors.parsers import parse
 from docassay.extractors.spans import DocIndex
 from docassay.flows.verification import settings_for, verify_record

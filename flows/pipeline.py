@@ -30,7 +30,7 @@ from docassay.extractors.errors import InstructionError, ParseError
 from docassay.extractors.fingerprint import fingerprint
 from docassay.extractors.instructions.executor import Extraction, execute
 from docassay.extractors.instructions.generator import Scorer
-from docassay.extractors.instructions.model import Instructions
+from docassay.extractors.instructions.language import Instructions
 from docassay.extractors.instructions.repair import Change, RepairResult, fix, troubleshoot
 from docassay.extractors.library import FormatLibrary, FormatMatch, schema_key
 from docassay.extractors.parsers import parse, read_source

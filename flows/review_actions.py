@@ -26,7 +26,7 @@ from docassay.extractors.errors import InstructionError, ParseError
 from docassay.extractors.fingerprint import fingerprint
 from docassay.extractors.instructions.executor import execute
 from docassay.extractors.instructions.from_record import instructions_from_record
-from docassay.extractors.instructions.model import Instructions, Locale
+from docassay.extractors.instructions.language import Instructions, Locale
 from docassay.extractors.instructions.model_data import same_value
 from docassay.extractors.instructions.values import normalize
 from docassay.extractors.parsers import parse

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from docassay.extractors import normalize as norm
 from docassay.extractors.document import BBox, Document
 from docassay.extractors.instructions import values as V
-from docassay.extractors.instructions.model import FieldRule, Instructions, Locale, Locator, TableRule
+from docassay.extractors.instructions.language import FieldRule, Instructions, Locale, Locator, TableRule
 from docassay.extractors.labels import fold_label
 from docassay.extractors.spans import DocIndex, LabelMatch, Segment, Span
 

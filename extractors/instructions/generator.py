@@ -15,7 +15,7 @@ from docassay.extractors import normalize as norm
 from docassay.extractors.document import Document
 from docassay.extractors.instructions import baseline
 from docassay.extractors.instructions.executor import Extraction, execute, execute_table
-from docassay.extractors.instructions.model import Column, Instructions, Locale, TableRule
+from docassay.extractors.instructions.language import Column, Instructions, Locale, TableRule
 from docassay.extractors.instructions.proposals import Proposal, propose
 from docassay.extractors.labels import LEXICON, FieldSpec, field_specs, fold_label, label_score
 from docassay.extractors.spans import DocIndex

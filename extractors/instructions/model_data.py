@@ -24,7 +24,7 @@ from docassay.extractors.document import BBox, Document, Page, Word
 from docassay.extractors.instructions import baseline
 from docassay.extractors.instructions.executor import locate
 from docassay.extractors.instructions.generator import detect_locale, schema_fields
-from docassay.extractors.instructions.model import Locale
+from docassay.extractors.instructions.language import Locale
 from docassay.extractors.instructions.model_features import FEATURE_VERSION, featurize
 from docassay.extractors.instructions.proposals import Proposal, propose
 from docassay.extractors.labels import LEXICON, FieldSpec

@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from docassay.extractors.document import BBox
 from docassay.extractors.instructions import values as V
 from docassay.extractors.instructions.executor import _text_near, candidates_for
-from docassay.extractors.instructions.model import FieldRule, Locale, Locator
+from docassay.extractors.instructions.language import FieldRule, Locale, Locator
 from docassay.extractors.labels import FieldSpec
 from docassay.extractors.spans import DocIndex, Span
 

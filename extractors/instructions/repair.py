@@ -28,7 +28,7 @@ from typing import AbstractSet, Callable, Generic, Protocol, TypeVar
 
 from docassay.extractors.instructions.executor import Extraction, FieldValue, execute
 from docassay.extractors.instructions.generator import Generation
-from docassay.extractors.instructions.model import Instructions
+from docassay.extractors.instructions.language import Instructions
 from docassay.extractors.spans import DocIndex
 
 __all__ = ["Verdict", "Change", "Attempt", "RepairResult", "fix", "troubleshoot", "MAX_TRIES_PER_ROUND"]

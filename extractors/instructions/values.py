@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Mapping
 
 from docassay.extractors import normalize as norm
-from docassay.extractors.instructions.model import Locale
+from docassay.extractors.instructions.language import Locale
 
 __all__ = ["normalize", "readings"]
 

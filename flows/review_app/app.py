@@ -31,7 +31,7 @@ from starlette.staticfiles import StaticFiles
 
 from docassay.extractors.errors import InstructionError, ParseError
 from docassay.extractors.instructions.executor import execute
-from docassay.extractors.instructions.model import Instructions
+from docassay.extractors.instructions.language import Instructions
 from docassay.extractors.parsers import parse
 from docassay.flows import review_actions as ra
 from docassay.flows.page_images import VIEW_WIDTH, PageCache, cache_for, load_bytes

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from docassay.extractors.instructions.model import Instructions, Locator
+from docassay.extractors.instructions.language import Instructions, Locator
 from docassay.extractors.parsers import parse
 from docassay.extractors.synth import to_pdf
 from docassay.extractors.synth.generator import make_document, make_format

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from docassay.extractors.instructions.model import FieldRule, Instructions, Locale, Locator
+from docassay.extractors.instructions.language import FieldRule, Instructions, Locale, Locator
 from docassay.extractors.synth.generator import make_format
 from docassay.flows import lifecycle
 from docassay.flows.batch import run_batch
