@@ -43,7 +43,7 @@ from docassay.extractors.instructions.repair import fix
 from docassay.extractors.spans import DocIndex
 from docassay.flows import lifecycle
 from docassay.flows.metering import metered_generate
-from docassay.flows.results import Row
+from docassay.flows.results import Row, RowFormat, row_format
 from docassay.flows.verification import settings_for, verify_record
 from docassay.infra import store
 from docassay.infra.errors import ConfigError
@@ -201,7 +201,7 @@ def _differ(name: str, fm: FieldMap, xml: object, printed: object, sev: str, how
                      severity=sev, expected=xml, actual=printed, repairable=False)
 
 
-def _set_row(row: Row, *, record: dict, provenance: dict, verdict, gate: GateResult, fmt: dict, attempts: int) -> None:
+def _set_row(row: Row, *, record: dict, provenance: dict, verdict, gate: GateResult, fmt: RowFormat, attempts: int) -> None:
     verdict.gates[GATE] = gate
     row.record = record
     row.provenance = provenance
@@ -247,7 +247,7 @@ def finish_standalone(found: Found, job: "Job", ctx: "RunContext", row: Row) -> 
                 prov[f"{lines}/{i}/{col}"] = {"source": "einvoice", "term": fm.label}
     verdict = _verify_xml_record(job, ctx, record, None, row.sha256 or "", None, None)
     _set_row(row, record=record, provenance=prov, verdict=verdict, gate=_gate(found, job.einvoice, [], {}),
-             fmt={"id": None, "version": None, "match": "einvoice", "similarity": None}, attempts=1)
+             fmt=row_format(match="einvoice"), attempts=1)
 
 
 # -- check mode ------------------------------------------------------------------------------------
@@ -493,12 +493,11 @@ def use_hybrid(found: Found, doc: Document, job: "Job", ctx: "RunContext", row: 
                  and not _compatible(cfg, n, target[n], layout.record[n])
                  and not _stated_elsewhere(layout.record[n], stated)]
         learned: dict[str, Any] = {"printed": f"{len(printed)}/{len(where)}"}
-        fmt: dict[str, Any] = {"id": None, "version": None, "match": "new", "similarity": round(best_sim, 4)}
+        fmt = row_format(match="new", similarity=best_sim)
         format_status = None
         attempts = 1
         if known is not None:
-            fmt = {"id": known.format_id, "version": known.version, "match": "known",
-                   "similarity": round(known.similarity, 4)}
+            fmt = row_format(known.format_id, known.version, "known", known.similarity)
             format_status = known.status
         if not any(v.severity == "error" for v in diffs):
             with _stage(timer, "learn"):
@@ -530,7 +529,7 @@ def _reproduced(target: dict, ext: Extraction, cfg: VerifySettings, lines_field:
 
 
 def _learn(found: Found, ix: DocIndex, vec, job: "Job", ctx: "RunContext", row: Row, known, gen: Generation | None,
-           layout: Extraction, verify, printed: set[str], fmt: dict, data: bytes | None) -> tuple[int, dict[str, Any]]:
+           layout: Extraction, verify, printed: set[str], fmt: RowFormat, data: bytes | None) -> tuple[int, dict[str, Any]]:
     """Instructions proven on this hybrid. A known format whose replay reproduces the XML gets the
     page as an exemplar and a golden case; otherwise the page is a layout of its own (the XML says
     the known instructions misread it) and is learned as a new format. Updates `fmt`; returns
@@ -577,9 +576,7 @@ def _learn(found: Found, ix: DocIndex, vec, job: "Job", ctx: "RunContext", row: 
                                      meta={"first_document": row.sha256, "source": src, "einvoice": True})
     store.set_version_meta(ctx.conn, fid, version, {"reason": "learned from an e-invoice hybrid",
                                                     "source": row.sha256, "source_name": src})
-    sim = fmt.get("similarity")
-    fmt.clear()
-    fmt.update({"id": fid, "version": version, "match": "new", "similarity": sim})
+    fmt.update({"id": fid, "version": version, "match": "new"})     # the caller's row gets it (similarity kept)
     _golden(job, ctx, row, data, fid, _reproduced(target, execute(proven, ix, with_alternatives=False), cfg, lines_field))
     info["learned"] = f"new format {fid} v{version}"
     return rounds, info

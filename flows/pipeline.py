@@ -39,7 +39,7 @@ from docassay.flows import doubt, einvoice, lifecycle, trust
 from docassay.flows.job_options import DEFAULT_GENERATOR
 from docassay.flows.lifecycle import LifecyclePolicy
 from docassay.flows.metering import metered_generate
-from docassay.flows.results import Row
+from docassay.flows.results import Row, row_format
 from docassay.flows.verification import verify_record
 from docassay.infra import store
 from docassay.infra.config import Settings
@@ -324,8 +324,7 @@ def _replay(known: FormatMatch, d: _Doc, job: Job, ctx: RunContext, row: Row, ti
     `d.other_layout` is set. A failure that is not the instructions' doing (a duplicate invoice,
     the format's lifecycle) finishes the row for review."""
     s = job.settings
-    row.format = {"id": known.format_id, "version": known.version, "match": "known",
-                  "similarity": round(known.similarity, 4)}
+    row.format = row_format(known.format_id, known.version, "known", known.similarity)
     d.format_status = known.status
     d.history = _history(job, ctx, d, known.format_id)
     with timer.stage("extract"):
@@ -427,8 +426,7 @@ def _propose_from_drift(known: FormatMatch, d: _Doc, job: Job, ctx: RunContext, 
             if not prop.accepted:
                 refused, refused_ins = refused or prop, refused_ins or cand
                 continue
-            row.format = {"id": known.format_id, "version": prop.version, "match": "known",
-                          "similarity": round(known.similarity, 4)}
+            row.format = row_format(known.format_id, prop.version, "known", known.similarity)
             ref = {k: prop.gate.details.get(k) for k in ("cases", "kept", "improved", "unavailable")}
             result = RepairResult(ext, v, cand, attempts=gen.attempts + 1, changes=list(gen.changes), log=list(gen.log))
             result.changes.append(Change(result.attempts, "<instructions>", known.version, prop.version,
@@ -519,7 +517,7 @@ def propose_queued_drift(job: Job, ctx: RunContext) -> list[DriftOutcome]:
 
 def _learn(d: _Doc, job: Job, ctx: RunContext, row: Row, timer: _Timer, check: VerifyFn, best_sim: float,
            known_result: RepairResult | None) -> None:
-    known_format = dict(row.format)
+    known_format = row.format.copy()
     known_status = d.format_status
     d.format_status = None                            # a new format: no lifecycle yet
     d.history = _history(job, ctx, d, None)
@@ -542,7 +540,7 @@ def _learn(d: _Doc, job: Job, ctx: RunContext, row: Row, timer: _Timer, check: V
                                              meta={"first_document": d.doc.sha256, "source": Path(row.source).name})
             store.set_version_meta(ctx.conn, fid, version, {"reason": "first document", "source": d.doc.sha256,
                                                             "source_name": Path(row.source).name})
-        row.format = {"id": fid, "version": version, "match": "new", "similarity": round(best_sim, 4)}
+        row.format = row_format(fid, version, "new", best_sim)
         if status != "active" and not job.policy.pending_may_pass:
             d.format_status = status
             result.verdict = check(result.extraction.record, result.extraction)
@@ -553,7 +551,7 @@ def _learn(d: _Doc, job: Job, ctx: RunContext, row: Row, timer: _Timer, check: V
         row.format = known_format
         d.format_status = known_status
     else:
-        row.format = {"id": None, "version": None, "match": "new", "similarity": round(best_sim, 4)}
+        row.format = row_format(match="new", similarity=best_sim)
     _finish(row, result, repaired=False, job=job, check=check)
 
 
