@@ -13,7 +13,9 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import jsonschema
 
-from docassay.flows.pipeline import Job, RunContext, process_document
+from docassay.flows.context import Job, RunContext
+
+from docassay.flows.pipeline import process_document
 from docassay.flows.progress import Progress
 from docassay.flows.results import ResultsWriter, Row
 from docassay.infra.errors import ConfigError

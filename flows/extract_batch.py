@@ -34,7 +34,8 @@ from docassay.flows.batch import collect_sources, ground_truth_sidecar
 from docassay.flows.jobs import JobOptions, build_job
 from docassay.flows.outages import Outage, process_with_reconnect, run_bookkeeping
 from docassay.flows.output import OutputFolder
-from docassay.flows.pipeline import DriftQueue, Job, RunContext, open_context, propose_queued_drift
+from docassay.flows.context import Job, RunContext, open_context
+from docassay.flows.pipeline import DriftQueue, propose_queued_drift
 from docassay.flows.progress import Progress
 from docassay.flows.results import ResultsWriteError, Row, Summary, summarize
 from docassay.flows.results_store import is_remote, local_dir, publish

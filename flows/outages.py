@@ -26,7 +26,9 @@ from typing import Callable, TypeVar
 import psycopg
 import psycopg.errors
 
-from docassay.flows.pipeline import Job, RunContext, process_document
+from docassay.flows.context import Job, RunContext
+
+from docassay.flows.pipeline import process_document
 from docassay.flows.results import Row
 from docassay.infra.db.errors import MigrationError
 from docassay.infra.errors import DatabaseError

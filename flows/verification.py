@@ -13,7 +13,7 @@ from docassay.verifiers.settings import VerifySettings
 from docassay.verifiers.verify import verify
 
 if TYPE_CHECKING:
-    from docassay.flows.pipeline import Job
+    from docassay.flows.context import Job
 
 __all__ = ["verify_record", "settings_for"]
 

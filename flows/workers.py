@@ -13,7 +13,7 @@ import threading
 
 from docassay.extractors.library import FormatLibrary
 from docassay.flows.jobs import JobOptions, build_job
-from docassay.flows.pipeline import Job, RunContext
+from docassay.flows.context import Job, RunContext
 from docassay.infra.db import Database
 
 __all__ = ["job_context", "close", "close_all"]

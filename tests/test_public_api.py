@@ -34,7 +34,7 @@ def test_all_is_pinned_and_every_name_resolves() -> None:
 
 def test_names_are_the_internal_objects_not_copies() -> None:
     from docassay.flows.jobs import JobOptions
-    from docassay.flows.pipeline import Job
+    from docassay.flows.context import Job
     from docassay.flows.results import Row, Status
     from docassay.infra.errors import DocassayError
     assert (docassay.Job, docassay.JobOptions, docassay.Row, docassay.Status) == (Job, JobOptions, Row, Status)

@@ -256,7 +256,7 @@ def create_app(config: AppConfig, ctx: Any = None) -> Any:
     from contextlib import asynccontextmanager
     own = ctx is None
     if ctx is None:
-        from docassay.flows.pipeline import RunContext
+        from docassay.flows.context import RunContext
         from docassay.extractors.library import FormatLibrary
         from docassay.flows import lifecycle
         from docassay.infra.db import Database

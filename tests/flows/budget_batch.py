@@ -21,7 +21,7 @@ def main(start_at: float, folder: str, out: str, home: str, dsn: str, project: s
     install()
     from docassay.flows.batch import collect_sources, ground_truth_sidecar, run_batch
     from docassay.flows.jobs import JobOptions, build_job
-    from docassay.flows.pipeline import open_context
+    from docassay.flows.context import open_context
     from docassay.flows.results import ResultsWriter
 
     job = build_job(JobOptions(schema=ROOT / "examples/invoices/schema.json", rules=ROOT / "examples/invoices/rules",
