@@ -26,6 +26,7 @@ from typing import Callable, TypeVar
 import psycopg
 import psycopg.errors
 
+from docassay.extractors.document import Document
 from docassay.flows.context import Job, RunContext
 
 from docassay.flows.pipeline import process_document
@@ -93,13 +94,14 @@ def _outage_row(row: Row) -> bool:
     return row.status == "error" and bool(row.error) and row.error.get("kind") in OUTAGE_KINDS
 
 
-def process_with_reconnect(source: str, job: Job, ctx: RunContext, outage: Outage) -> Row:
+def process_with_reconnect(source: str, job: Job, ctx: RunContext, outage: Outage, *,
+                           document: Document | None = None) -> Row:
     """`process_document`, processed again after a database outage (see the module docstring)."""
     last = ""
     attempts = outage.policy.document_attempts
     for attempt in range(1, attempts + 1):
         try:
-            row = process_document(source, job, ctx)
+            row = process_document(source, job, ctx, document=document)
             if not _outage_row(row):
                 return row
             last = row.error["message"] if row.error else ""
