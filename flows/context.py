@@ -88,6 +88,7 @@ class Job:
     einvoice: str = "use"                        # use | check | ignore: the XML of e-invoices (flows/einvoice.py)
     min_confidence: float | None = None          # target for `verified` fields (None: schema, else the default)
     doubt_repair: bool = False                   # try other readings of doubtful required fields (flows/doubt.py)
+    _verify_cache: tuple[Any, VerifySettings] | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.scorer is None and self.generator == "model":
@@ -97,6 +98,16 @@ class Job:
     @property
     def key(self) -> str:
         return schema_key(self.schema)
+
+    def verify_config(self) -> VerifySettings:
+        """The verification settings: explicit ones, else those the schema declares; worked out
+        once per job (again only if the job's schema is replaced)."""
+        if self.verify_settings is not None:
+            return self.verify_settings
+        cached = self._verify_cache
+        if cached is None or cached[0] is not self.schema:
+            cached = self._verify_cache = (self.schema, VerifySettings.from_schema(self.schema))
+        return cached[1]
 
 
 class Reservation(Protocol):

@@ -20,7 +20,7 @@ __all__ = ["verify_record", "settings_for"]
 
 def settings_for(job: "Job") -> VerifySettings:
     """The job's verification settings: explicit ones, else those the schema declares."""
-    return job.verify_settings if job.verify_settings is not None else VerifySettings.from_schema(job.schema)
+    return job.verify_config()
 
 
 def verify_record(job: "Job", conn: Any, record: Mapping[str, Any], extraction: Any = None, *,
