@@ -19,6 +19,13 @@ from typing import Iterator
 import pytest
 
 from docassay.infra.db.scratch import fresh_database  # noqa: F401  (re-exported: tests import it from here)
+from docassay.flows.prefect_env import DEFAULTS as _PREFECT_DEFAULTS
+
+# Prefect reads its settings once, when it is first imported, which in a test session may be long
+# before any docassay command sets its defaults: set them now, so that an ephemeral Prefect API on a
+# loaded machine gets the same start-up time (120 s) as a command does, not Prefect's 20 s.
+for _k, _v in _PREFECT_DEFAULTS.items():
+    os.environ.setdefault(_k, _v)
 
 TEST_DSN_ENV = "DOCASSAY_TEST_DSN"
 
