@@ -537,7 +537,8 @@ class Engine:
         """Join generation `plan`, take the placement the survivors hold, restore the experts without a
         copy, spread them by a Reconfiguration active -> active. Returns the copies read from the weights."""
         old_members, old_rows = list(self.members), list(self.rank_rows)
-        world = reform(self.world, plan, join_timeout_s=self.o.reform_timeout_s)
+        world = reform(self.world, plan, join_timeout_s=self.o.reform_timeout_s,
+                       alive=lambda m: self.procs[m - 1].is_alive())
         with self._cv:
             self.world, self.members, self.active = world, list(plan.members), plan.active
             self.rank_rows = [old_rows[old_members.index(m)] for m in plan.members]

@@ -19,6 +19,8 @@ of the old active ranks survived.
 from __future__ import annotations
 
 import json
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -32,6 +34,9 @@ __all__ = ["ReformPlan", "reform", "rejoin", "gather_placement", "restore_missin
 
 _KEY = "reform/{}"
 _LATEST = "reform/latest"
+_READY = "reform/{}/ready/{}"     # generation, ident: this member read the plan and joins now
+_GO = "reform/{}/go"              # every member is ready: join now
+_POLL_S = 0.01
 
 
 @dataclass(frozen=True)
@@ -49,13 +54,17 @@ class ReformPlan:
         return cls(int(d["generation"]), [int(m) for m in d["members"]], int(d["active"]))
 
 
-def reform(world: World, plan: ReformPlan, *, join_timeout_s: float) -> World:
-    """Rank 0: leave `world`, publish `plan`, join its generation. Raises RuntimeError when a member
-    does not join within `join_timeout_s` (the caller then re-forms without the workers)."""
+def reform(world: World, plan: ReformPlan, *, join_timeout_s: float, alive: Callable[[int], bool]) -> World:
+    """Rank 0: leave `world`, publish `plan`, wait until every member has read it (each says so on
+    the store), join its generation. Raises RuntimeError when a member dies meanwhile (`alive(ident)`
+    turns False: seen within `_POLL_S`, so the caller re-plans without it at once) or has not joined
+    within `join_timeout_s` (the caller then re-forms without the workers)."""
     store = world.store
     _close_quietly(world)
     store.set(_KEY.format(plan.generation), plan.to_bytes())
     store.set(_LATEST, str(plan.generation))
+    _await_members(store, plan, alive, join_timeout_s)
+    store.set(_GO.format(plan.generation), "1")
     store.set_timeout(timedelta(seconds=join_timeout_s))
     try:
         return join_generation(store, 0, len(plan.members), plan.generation, ident=world.ident, members=plan.members,
@@ -74,25 +83,39 @@ def rejoin(world: World) -> tuple[World, int] | None:
     (the worker then exits)."""
     store, gen = world.store, world.generation
     _close_quietly(world)
-    while True:
-        try:
-            store.get(_KEY.format(gen + 1))                 # blocks until rank 0 re-forms (store timeout)
+    try:
+        store.get(_KEY.format(gen + 1))                     # blocks until rank 0 re-forms (store timeout)
+        while True:
             plan = ReformPlan.from_bytes(store.get(_KEY.format(int(store.get(_LATEST)))))
-        except (RuntimeError, ValueError):
-            return None
-        if world.ident not in plan.members:
-            return None
-        failed = None
-        try:
-            new = join_generation(store, plan.members.index(world.ident), len(plan.members), plan.generation,
-                                  ident=world.ident, members=plan.members, device=world.device,
-                                  backend=world.backend, timeout_s=world.timeout_s)
-        except RuntimeError as exc:
-            failed = str(exc)
-        if failed is None:
-            return new, plan.active
-        _close_quietly(world)
-        gen = plan.generation
+            if world.ident not in plan.members:
+                return None
+            store.set(_READY.format(plan.generation, world.ident), "1")
+            if not _await_go(store, plan.generation):
+                continue                                     # rank 0 gave this plan up for a newer one
+            failed = None
+            try:
+                new = join_generation(store, plan.members.index(world.ident), len(plan.members), plan.generation,
+                                      ident=world.ident, members=plan.members, device=world.device,
+                                      backend=world.backend, timeout_s=world.timeout_s)
+            except RuntimeError as exc:
+                failed = str(exc)
+            if failed is None:
+                return new, plan.active
+            _close_quietly(world)
+            while int(store.get(_LATEST)) <= plan.generation:     # wait for rank 0's next plan
+                time.sleep(_POLL_S)
+    except (RuntimeError, ValueError):                      # rank 0 (and its store) is gone
+        return None
+
+
+def _await_go(store, generation: int) -> bool:
+    """True once rank 0 says join `generation`; False when it has published a newer plan instead."""
+    go = _GO.format(generation)
+    while not store.check([go]):
+        if int(store.get(_LATEST)) > generation:
+            return False
+        time.sleep(_POLL_S)
+    return True
 
 
 def row_width(n_experts: int) -> int:
@@ -146,6 +169,19 @@ def restore_missing(shard: ExpertShard, slots: torch.Tensor, n_experts: int, rea
             received[(l, s)] = ExpertCopy.from_experts(layers[l], row[s], shard.device)
     shard.rebuild(out[:, 0], received)
     return out, n_new
+
+
+def _await_members(store, plan: ReformPlan, alive: Callable[[int], bool], timeout_s: float) -> None:
+    keys = {m: _READY.format(plan.generation, m) for m in plan.members if m != 0}
+    deadline = time.monotonic() + timeout_s
+    while keys:
+        dead = [m for m in keys if not alive(m)]
+        if dead:
+            raise RuntimeError(f"rank(s) {dead} died while the world re-formed")
+        keys = {m: k for m, k in keys.items() if not store.check([k])}
+        if keys and time.monotonic() > deadline:
+            raise RuntimeError(f"rank(s) {sorted(keys)} did not join the re-formed world within {timeout_s:.0f} s")
+        time.sleep(_POLL_S if keys else 0)
 
 
 def _close_quietly(world: World) -> None:

@@ -172,6 +172,31 @@ def test_a_rank_lost_during_a_scale_answers_503_with_a_retry_and_the_retry_works
         assert srv.stop() == 0, srv.log.read_text()[-3000:]
 
 
+def test_a_second_rank_lost_while_the_world_re_forms_is_dropped_at_once(tmp_path: Path) -> None:
+    """Rank 3 hangs (SIGSTOP) and rank 1 dies: the survivors' world waits for rank 3; when rank 3
+    dies too, the re-form goes on without it at once, not after the 30 s join timeout."""
+    from docassay.extractors.instructions.model_features import N_BUCKETS, N_NUMERIC
+    weights = write_weights(tmp_path / "tiny.pt")
+    docs = random_docs(4, N_BUCKETS, N_NUMERIC, seed=9)
+    refs = reference_scores(weights, docs, threads=1)
+    srv = ServerProcess(weights, max_ranks=4, ranks=2, token=TOKEN, log=tmp_path / "server.log")
+    try:
+        client = srv.client(timeout_s=120)
+        workers = _workers(srv.proc.pid)
+        os.kill(workers[2], signal.SIGSTOP)                   # rank 3: idle, cannot answer the re-form
+        os.kill(workers[0], signal.SIGKILL)                   # rank 1: active
+        time.sleep(1.0)
+        assert client.status().state == "recovering"
+        os.kill(workers[2], signal.SIGKILL)
+        status = _wait_lost(client, [1, 3])
+        assert status.ranks == [0, 2] and status.active_ranks == 1
+        assert _equal(client.score(docs), refs)
+        assert client.scale(2)["phase"] == "done"
+        assert _equal(client.score(docs), refs)
+    finally:
+        assert srv.stop() == 0, srv.log.read_text()[-3000:]
+
+
 def _try(fn):
     try:
         return fn()
