@@ -140,18 +140,18 @@ def one_run(weights: Path, docs, refs, scenario: str, args, log: Path) -> dict:
         time.sleep(args.after)
         load.stop()
         st = client.status()
-        (lost,) = [x for x in st.lost if x["rank"] == victim]
-        serving_again = lost["since"] + lost["recovered_s"]
+        (lost,) = [x for x in st.lost if x.rank == victim]
+        serving_again = lost.since + lost.recovered_s
         hit = [b - a for a, b in load.done if a <= serving_again and b >= killed]
         equal_after = _identical(client, docs, refs)
         rep = client.scale(3)
         equal_scaled = _identical(client, docs, refs)
         return {"scenario": scenario, "requests": len(load.done) + len(load.failures), "failed": len(load.failures),
                 "wrong": load.wrong, "failures": load.failures[:3],
-                "detect_s": round(lost["since"] - killed, 3), "serve_again_s": round(serving_again - killed, 3),
-                "recovered_s": lost["recovered_s"], "status_shows_s": round(seen_in_status or -1, 3),
-                "worst_latency_s": round(max(hit, default=0.0), 3), "seen_by": lost["seen_by"],
-                "restored_copies": lost["restored_copies"], "active_after": lost["active_ranks"],
+                "detect_s": round(lost.since - killed, 3), "serve_again_s": round(serving_again - killed, 3),
+                "recovered_s": lost.recovered_s, "status_shows_s": round(seen_in_status or -1, 3),
+                "worst_latency_s": round(max(hit, default=0.0), 3), "seen_by": lost.seen_by,
+                "restored_copies": lost.restored_copies, "active_after": lost.active_ranks,
                 "equal_after": equal_after, "scale_to_3_s": round(rep["total_s"], 3), "equal_after_scale": equal_scaled,
                 "failed_counter": st.counters.failed}
     finally:

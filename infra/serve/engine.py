@@ -128,6 +128,7 @@ class Engine:
         self.members: list[int] = list(range(world.size))   # [current rank] -> ident
         self._generation = 0                      # the last generation announced
         self._reported: set[int] = set()          # idents the watcher has already reported
+        self._ended: set[int] = set()             # idents rank 0 ended (they did not join a re-formed world)
         self._watcher: threading.Thread | None = None
 
     # -- called from other threads ------------------------------------------------------------------
@@ -170,6 +171,8 @@ class Engine:
         with self._cv:
             if self.state in ("failed", "stopping", "stopped"):
                 raise ServerUnavailable(f"server is {self.state}")
+            if self.state == "recovering":
+                raise ServerUnavailable("the server is re-forming its world after a lost rank: retry the scale")
             if any(c.op == Ctl.SCALE for c in self._controls) or self.current is not None:
                 raise ServeError("a scale is already in progress", status=409)
             ctl = _Control(Ctl.SCALE, target, source)
@@ -231,7 +234,7 @@ class Engine:
                 model=self.model_info, autoscale=self.autoscale_state, error=self.error,
                 announced_tokens=sum(t for _, t in self._announced),
                 reconfigurations=[r.to_json() for r in self.reports], lost_ranks=list(self.lost_ranks),
-                lost=[vars(x) for x in self.lost], ranks=list(self.members))
+                lost=list(self.lost), ranks=list(self.members))
 
     def _check_ranks_soon(self) -> None:
         """A worker that died is seen by the watcher; a status call that sees it first asks for it now."""
@@ -467,8 +470,10 @@ class Engine:
 
     def _exit_reason(self, ident: int) -> str:
         code = self.procs[ident - 1].exitcode
-        if code is None:
+        if ident in self._ended:
             return "ended by rank 0: it did not join the re-formed world"
+        if code is None:
+            return "the process did not answer"
         if code < 0:
             try:
                 return f"the process was killed by {signal.Signals(-code).name}"
@@ -509,6 +514,7 @@ class Engine:
             more = set(self._dead_ranks(wait_s=_DEATH_GRACE_S)) - dead_set
             if not more:                           # someone alive did not join: serve on rank 0 alone
                 more = {m for m in survivors if m > 0}
+                self._ended |= more
                 for m in more:
                     self.procs[m - 1].terminate()
                 for m in more:
@@ -521,9 +527,9 @@ class Engine:
         with self._cv:
             for m in sorted(dead_set - set(self.lost_ranks)):
                 self.lost.append(LostRank(rank=m, since=round(since, 3), why=self._exit_reason(m), seen_by=seen_by,
-                                          detail=why[:_DETAIL_CHARS], recovered_s=round(recovered_s, 4), serving_ranks=self.world.size,
-                                          active_ranks=self.active, restored_copies=restored,
-                                          generation=self.world.generation))
+                                          detail=why[:_DETAIL_CHARS], recovered_s=round(recovered_s, 4),
+                                          serving_ranks=self.world.size, active_ranks=self.active,
+                                          restored_copies=restored, generation=self.world.generation))
             self.lost_ranks = sorted(set(self.lost_ranks) | dead_set)
             self._reported |= dead_set
             self.state = prev_state if prev_state not in ("scaling", "recovering") else "serving"

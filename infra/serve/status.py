@@ -70,7 +70,7 @@ class ServerStatus:
     announced_tokens: int = 0
     reconfigurations: list[dict[str, Any]] = field(default_factory=list)   # the last few, oldest first
     lost_ranks: list[int] = field(default_factory=list)    # worker ranks whose process died (start-up numbering)
-    lost: list[dict[str, Any]] = field(default_factory=list)   # one LostRank per lost rank, oldest first
+    lost: list[LostRank] = field(default_factory=list)     # one per lost rank, oldest first
     ranks: list[int] = field(default_factory=list)         # [current rank] -> its start-up rank (after losses)
 
     def to_json(self) -> dict[str, Any]:
@@ -81,6 +81,7 @@ class ServerStatus:
         d = dict(d)
         d["counters"] = Counters(**d["counters"])
         d["model"] = ModelInfo(**d["model"])
+        d["lost"] = [LostRank(**x) for x in d.get("lost", [])]
         return cls(**d)
 
 
@@ -108,10 +109,10 @@ def format_status(s: ServerStatus) -> str:
     if s.autoscale:
         lines.append(f"autoscale: {s.autoscale}")
     for x in s.lost:
-        when = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(x["since"]))
-        lines.append(f"lost rank {x['rank']} at {when} UTC ({x['why']}; seen by the {x['seen_by']}): re-formed on "
-                     f"{x['serving_ranks']} ranks ({x['active_ranks']} active) in {x['recovered_s'] * 1e3:.0f} ms, "
-                     f"{x['restored_copies']} expert copies read again")
+        when = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(x.since))
+        lines.append(f"lost rank {x.rank} at {when} UTC ({x.why}; seen by the {x.seen_by}): re-formed on "
+                     f"{x.serving_ranks} ranks ({x.active_ranks} active) in {x.recovered_s * 1e3:.0f} ms, "
+                     f"{x.restored_copies} expert copies read again")
     if s.lost_ranks:
         lines.append(f"ranks now: {s.ranks} (start-up numbering); scale up to {s.max_ranks}")
     if s.error:

@@ -102,11 +102,11 @@ def test_an_active_rank_killed_under_load_fails_no_request_and_the_survivors_ser
         assert load.failures == [] and load.wrong == 0, (load.failures[:3], load.wrong)
         assert served_before > 0 and load.ok > served_before, "requests were served before and after the loss"
         (lost,) = status.lost
-        assert lost["rank"] == 1 and "SIGKILL" in lost["why"] and killed - 1 <= lost["since"] <= killed + DETECT_BOUND_S
+        assert lost.rank == 1 and "SIGKILL" in lost.why and killed - 1 <= lost.since <= killed + DETECT_BOUND_S
         assert status.ranks == [0, 2, 3] and status.max_ranks == 3
         assert status.active_ranks == 2, "the surviving active rank serves on, not rank 0 alone"
         assert len(status.placement[0]) == 2 and all(status.placement[0]), "both survivors hold experts"
-        assert lost["restored_copies"] > 0, "rank 1's experts were read again from the weights file"
+        assert lost.restored_copies > 0, "rank 1's experts were read again from the weights file"
         assert status.counters.failed == 0
         assert _equal(client.score(docs), refs)
         report = client.scale(3)                              # the operator scales up again: the idle survivor
@@ -130,7 +130,7 @@ def test_an_idle_rank_that_dies_is_reported_without_a_request_and_scaling_works(
         os.kill(workers[1], signal.SIGKILL)                   # rank 2: idle, on the parent group only
         status = _wait_lost(client, [2])
         (lost,) = status.lost
-        assert lost["rank"] == 2 and "SIGKILL" in lost["why"] and lost["restored_copies"] == 0
+        assert lost.rank == 2 and "SIGKILL" in lost.why and lost.restored_copies == 0
         assert status.active_ranks == 2 and status.ranks == [0, 1, 3]
         assert _equal(client.score(docs), refs)
         assert client.scale(3)["phase"] == "done"            # the next scale-up uses the remaining idle rank

@@ -66,7 +66,7 @@ def test_status_names_the_lost_rank_when_and_why() -> None:
                      expert_load=[[0] * 4], expert_load_recent=[[0.0] * 4], rank_load=[0, 0, 0], queue_documents=0,
                      queue_tokens=0, in_flight_documents=0, scale_in_progress=False, scale_target=None,
                      scale_phase=None, last_reconfiguration=None, memory=[], counters=Counters(), tokens_per_s=0.0,
-                     uptime_s=1.0, model=ModelInfo("w.pt", {}, 2, 0), lost_ranks=[1], lost=[vars(lost)],
+                     uptime_s=1.0, model=ModelInfo("w.pt", {}, 2, 0), lost_ranks=[1], lost=[lost],
                      ranks=[0, 2, 3])
     text = format_status(ServerStatus.from_json(s.to_json()))
     assert "lost rank 1 at 2023-11-14 22:13:20 UTC (the process was killed by SIGKILL; seen by the exchange)" in text
