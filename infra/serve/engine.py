@@ -35,7 +35,7 @@ import numpy as np
 import torch
 
 from docassay.infra.serve.comm import Ctl, World, memory_stats
-from docassay.infra.serve.errors import RequestTimeout, ServeError, ServerBusy, ServerUnavailable
+from docassay.infra.serve.errors import RequestTimeout, ServeError, ServerBusy, ServerUnavailable, WeightsUnreadable
 from docassay.infra.serve.front import DocInput, FrontModel
 from docassay.infra.serve.placement import EMPTY, holders
 from docassay.infra.serve.reconfig import PlanSettings, RankMemory, ReconfigReport, Reconfiguration
@@ -302,19 +302,30 @@ class Engine:
                 self.state = "serving"
         while True:
             ctl, batch = self._next()
-            if ctl is not None:
-                if ctl.op == Ctl.SHUTDOWN:
+            try:
+                if ctl is not None and ctl.op == Ctl.SHUTDOWN:
                     self._shutdown_ranks()
                     return
-                if ctl.op == Ctl.PING:
-                    self._heartbeat()
-                    ctl.done.set()
-                    continue
-                self._reconfigure(ctl)
-            elif batch:
-                self._run_batch(batch)
-            else:
+                self._step(ctl, batch)
+            except Exception as exc:                # noqa: BLE001  a bug must not leave callers waiting
+                log.exception("model server engine: unexpected error")
+                self._fail(f"internal error: {type(exc).__name__}: {exc}")
+                for waiter in [*batch, *([ctl] if ctl is not None else [])]:
+                    if not waiter.done.is_set():
+                        waiter.error = ServerUnavailable(f"server failed: {self.error}")
+                        waiter.done.set()
+
+    def _step(self, ctl: _Control | None, batch: list[_Request]) -> None:
+        if ctl is not None:
+            if ctl.op == Ctl.PING:
                 self._heartbeat()
+                ctl.done.set()
+                return
+            self._reconfigure(ctl)
+        elif batch:
+            self._run_batch(batch)
+        else:
+            self._heartbeat()
 
     def _next(self) -> tuple[_Control | None, list[_Request]]:
         with self._cv:
@@ -503,12 +514,16 @@ class Engine:
             active = sum(1 for m in self.members[:self.active] if m not in dead_set)
             self._generation += 1
             plan = ReformPlan(self._generation, survivors, active)
-            problem = None
+            problem, final = None, False
             try:
                 restored = self._reform(plan)
-            except (RuntimeError, ValueError, OSError) as exc:
+            except RuntimeError as exc:            # a member did not join, or died meanwhile
                 problem = f"{type(exc).__name__}: {exc}"
-            if problem is None:
+            except WeightsUnreadable as exc:       # retrying cannot help
+                problem, final = exc.message, True
+            except ValueError as exc:              # planning the placement of the survivors
+                problem, final = f"{type(exc).__name__}: {exc}", True
+            if problem is None or final:
                 break
             log.error("model server: re-forming on %s failed (%s)", survivors, problem)
             more = set(self._dead_ranks(wait_s=_DEATH_GRACE_S)) - dead_set

@@ -27,6 +27,7 @@ from datetime import timedelta
 import torch
 
 from docassay.infra.serve.comm import World, join_generation
+from docassay.infra.serve.errors import WeightsUnreadable
 from docassay.infra.serve.placement import EMPTY
 from docassay.infra.serve.shard import ExpertCopy, ExpertShard
 
@@ -146,12 +147,16 @@ def missing_experts(slots: torch.Tensor, n_experts: int) -> list[list[int]]:
 def restore_missing(shard: ExpertShard, slots: torch.Tensor, n_experts: int, read_experts) -> tuple[torch.Tensor, int]:
     """Rank 0: put a copy of every expert that no rank holds into new slots of its own shard, read
     by `read_experts()` (-> one `infra.model.moe.Experts` per MoE layer, from the weights file), and
-    return the placement with them [L, M, S'] and the number of copies read."""
+    return the placement with them [L, M, S'] and the number of copies read. Raises
+    WeightsUnreadable when `read_experts` fails."""
     missing = missing_experts(slots, n_experts)
     n_new = sum(len(m) for m in missing)
     if n_new == 0:
         return slots, 0
-    layers = read_experts()
+    try:
+        layers = read_experts()
+    except Exception as exc:                    # noqa: BLE001  whatever the reader raises, as one typed error
+        raise WeightsUnreadable(f"the weights could not be read again: {type(exc).__name__}: {exc}") from exc
     n_layer, n_world, width = slots.shape
     own = [[e for e in slots[l, 0].tolist()] for l in range(n_layer)]
     for l in range(n_layer):

@@ -197,6 +197,26 @@ def test_a_second_rank_lost_while_the_world_re_forms_is_dropped_at_once(tmp_path
         assert srv.stop() == 0, srv.log.read_text()[-3000:]
 
 
+def test_lost_experts_whose_weights_cannot_be_read_again_fail_the_server_with_the_reason(tmp_path: Path) -> None:
+    from docassay.extractors.instructions.model_features import N_BUCKETS, N_NUMERIC
+    from docassay.infra.serve.errors import ServerUnavailable
+    weights = write_weights(tmp_path / "tiny.pt")
+    docs = random_docs(2, N_BUCKETS, N_NUMERIC, seed=11)
+    srv = ServerProcess(weights, max_ranks=2, ranks=2, token=TOKEN, log=tmp_path / "server.log")
+    try:
+        client = srv.client(timeout_s=120)
+        weights.unlink()                                      # rank 1's experts exist nowhere else now
+        os.kill(_workers(srv.proc.pid)[0], signal.SIGKILL)
+        with pytest.raises(ServerUnavailable) as exc:
+            client.score(docs)
+        assert exc.value.status == 503 and "weights could not be read again" in exc.value.message
+        status = client.status()
+        assert status.state == "failed" and "weights could not be read again" in status.error
+    finally:
+        srv.stop()
+        assert srv.proc.returncode is not None
+
+
 def _try(fn):
     try:
         return fn()
