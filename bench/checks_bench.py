@@ -80,7 +80,7 @@ def capture(set_name: str, docs: list[BenchDoc], scratch: Path, generator: str) 
     from bench.passes import PassSpec, build_job
     from bench.session import Session, SessionConfig
     from docassay.flows.batch import run_batch
-    from docassay.flows.pipeline import open_context
+    from docassay.flows.context import open_context
 
     seen: dict[str, list[VerifyContext]] = defaultdict(list)
     real_verify = fv.verify

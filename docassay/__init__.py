@@ -86,10 +86,10 @@ _LAZY: dict[str, str] = {
 if TYPE_CHECKING:
     from docassay._api import extract
     from docassay.extractors.errors import ParseError
+    from docassay.flows.context import Job
     from docassay.flows.extract_batch import BatchFailed, BatchInterrupted, ResultsIncomplete
     from docassay.flows.jobs import JobOptions
     from docassay.flows.output import OutputExists
-    from docassay.flows.pipeline import Job
     from docassay.flows.results import Row, Status
     from docassay.infra.quota import QuotaExceeded
     from docassay.rules.errors import RulesError

@@ -29,6 +29,7 @@ from prefect.cache_policies import NO_CACHE  # noqa: E402
 from prefect.context import FlowRunContext  # noqa: E402
 from prefect.futures import wait  # noqa: E402
 
+from docassay.flows.context import Job, RunContext
 from docassay.flows.extract_batch import (
     POLL_S,
     STOP_GRACE_S,
@@ -41,7 +42,6 @@ from docassay.flows.extract_batch import (
 )
 from docassay.flows.job_options import JobOptions
 from docassay.flows.outages import Outage, process_with_reconnect
-from docassay.flows.pipeline import Job, RunContext
 from docassay.flows.results import Row
 from docassay.flows.runners import is_in_process, make_task_runner
 from docassay.flows.signals import StopRequest

@@ -40,7 +40,7 @@ from docassay.verifiers.gates import format as format_gate
 from docassay.verifiers.gates.reference import disagreements
 
 if TYPE_CHECKING:
-    from docassay.flows.pipeline import Job, RunContext
+    from docassay.flows.context import Job, RunContext
 
 __all__ = ["REVIEWABLE", "ReviewError", "Session", "Teaching", "Decision", "accept", "correct", "reject",
            "parse_value", "corrections_from", "teach", "load_document", "locale_of"]

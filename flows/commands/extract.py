@@ -199,8 +199,8 @@ def _close_budget(job) -> None:
 
 def _estimate(args: argparse.Namespace, job) -> int:
     from docassay.flows.batch import collect_sources, ground_truth_sidecar
+    from docassay.flows.context import open_context
     from docassay.flows.estimate import estimate_batch
-    from docassay.flows.pipeline import open_context
 
     try:
         sources = collect_sources(args.paths, skip=ground_truth_sidecar, follow_links=job.settings.follow_links)

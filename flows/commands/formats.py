@@ -151,7 +151,7 @@ def run_diff(args: argparse.Namespace) -> int:
 
 def _job(args: argparse.Namespace):
     from docassay.flows.batch import load_rule_pack, load_schema
-    from docassay.flows.pipeline import Job
+    from docassay.flows.context import Job
     return Job(schema=load_schema(args.schema), rules=load_rule_pack(args.rules), settings=settings_from(args))
 
 

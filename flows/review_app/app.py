@@ -259,7 +259,7 @@ def create_app(config: AppConfig, ctx: Any = None) -> Any:
     if ctx is None:
         from docassay.extractors.library import FormatLibrary
         from docassay.flows import lifecycle
-        from docassay.flows.pipeline import RunContext
+        from docassay.flows.context import RunContext
         from docassay.infra.db import Database
         ctx = RunContext(Database.from_settings(config.settings), FormatLibrary.from_settings(config.settings),
                          lifecycle.objects_for(config.settings))

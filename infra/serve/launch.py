@@ -90,7 +90,7 @@ class Server:
                 if p.is_alive():
                     p.terminate()
                     p.join(5)
-            if not self.engine.lost_ranks:         # a world with a dead member is left as it is
+            if self.engine.state != "failed":      # a world that could not be re-formed is left as it is
                 self.engine.world.close()
             self._stopped.set()
             log.info("model server stopped")

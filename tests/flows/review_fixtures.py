@@ -7,7 +7,7 @@ from pathlib import Path
 from docassay.extractors.synth.generator import make_format
 from docassay.flows import lifecycle
 from docassay.flows.batch import run_batch
-from docassay.flows.pipeline import Job, open_context
+from docassay.flows.context import Job, open_context
 from docassay.flows.review_app.app import AppConfig, create_app
 from docassay.flows.review_app.security import SecurityConfig
 from docassay.infra.config import Settings

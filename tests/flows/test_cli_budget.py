@@ -17,8 +17,8 @@ from budget_support import MeteredBaselineScorer, write_invoices
 from docassay.flows import jobs
 from docassay.flows.batch import run_batch
 from docassay.flows.cli import main
+from docassay.flows.context import open_context
 from docassay.flows.jobs import JobOptions, build_job
-from docassay.flows.pipeline import open_context
 from docassay.infra.config import Settings
 from docassay.infra.db import Database
 from docassay.infra.quota import Subject, usage

@@ -19,7 +19,8 @@ from docassay.extractors.synth import to_pdf
 from docassay.extractors.synth.generator import make_document, make_format
 from docassay.flows import lifecycle
 from docassay.flows.batch import load_schema, run_batch
-from docassay.flows.pipeline import Job, open_context, process_document
+from docassay.flows.context import Job, open_context
+from docassay.flows.pipeline import process_document
 from docassay.infra import store
 from docassay.infra.config import Settings
 

@@ -8,7 +8,7 @@ import pytest
 
 from docassay.extractors.synth import generate, to_pdf
 from docassay.flows.batch import collect_sources, ground_truth_sidecar, load_rule_pack, load_schema, run_batch
-from docassay.flows.pipeline import Job, open_context
+from docassay.flows.context import Job, open_context
 from docassay.flows.results import ResultsWriter, summarize
 from docassay.infra.config import Settings
 

@@ -15,7 +15,7 @@ import pytest
 from docassay.extractors.synth.generator import make_format
 from docassay.flows.batch import run_batch
 from docassay.flows.cli import main
-from docassay.flows.pipeline import open_context
+from docassay.flows.context import open_context
 from docassay.flows.report import REPORT_NAME, SCRIPT, STYLE, summarize_rows, write_report
 from docassay.flows.results import ResultsWriter, Row
 from docassay.flows.review_view import field_states

@@ -23,7 +23,8 @@ from docassay.extractors.synth.generator import make_format
 from docassay.flows import lifecycle
 from docassay.flows.batch import collect_sources, ground_truth_sidecar, load_rule_pack, load_schema, run_batch
 from docassay.flows.cli import main
-from docassay.flows.pipeline import open_context, process_document
+from docassay.flows.context import open_context
+from docassay.flows.pipeline import process_document
 from docassay.flows.report import write_report
 from docassay.flows.results import ResultsWriter
 from docassay.infra import store

@@ -16,7 +16,8 @@ from test_lifecycle import write as write_format
 from docassay.extractors.synth.generator import make_format
 from docassay.flows.batch import load_schema, run_batch
 from docassay.flows.cli import main as cli
-from docassay.flows.pipeline import Job, open_context, process_document
+from docassay.flows.context import Job, open_context
+from docassay.flows.pipeline import process_document
 from docassay.flows.results import ResultsWriter
 from docassay.flows.retry import plan_retry
 from docassay.infra import store

@@ -19,7 +19,7 @@ from serve_helpers import ServerProcess, random_docs, write_weights
 
 from docassay.extractors.instructions.model_scorer import model_scorer
 from docassay.flows.batch import collect_sources, ground_truth_sidecar, load_rule_pack, load_schema, run_batch
-from docassay.flows.pipeline import Job, open_context
+from docassay.flows.context import Job, open_context
 from docassay.flows.remote_scorer import RemoteScorer
 from docassay.infra.config import Settings
 from docassay.infra.serve.errors import ServeError
