@@ -6,6 +6,7 @@ the fixer and the troubleshooter.
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -19,7 +20,7 @@ class Violation:
     severity: str = "error"            # error | warning
     expected: object = None
     actual: object = None
-    alternatives: list[object] = field(default_factory=list)   # [{"value", "how", "text"}]: other readings
+    alternatives: list[object] = dataclasses.field(default_factory=list)   # [{"value", "how", "text"}]: other readings
     repairable: bool = True            # False: repair must not try to make this pass (a duplicate invoice)
 
     @property

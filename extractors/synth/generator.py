@@ -15,9 +15,9 @@ from typing import Iterator
 
 from docassay.extractors.synth.canvas import Layout, build_document
 from docassay.extractors.synth.invoice_layout import compose_invoice
-from docassay.extractors.synth.invoice_style import sample_invoice_style
+from docassay.extractors.synth.invoice_style import InvoiceStyle, sample_invoice_style
 from docassay.extractors.synth.invoice_values import sample_invoice_values
-from docassay.extractors.synth.receipt import compose_receipt, sample_receipt_style, sample_receipt_values
+from docassay.extractors.synth.receipt import ReceiptStyle, compose_receipt, sample_receipt_style, sample_receipt_values
 from docassay.extractors.synth.types import KINDS, Format, SynthDoc, spans_from_hits
 
 __all__ = ["SPLITS", "SPLIT_SPAN", "split_of", "format_seeds", "make_format", "make_document", "generate"]
@@ -43,6 +43,7 @@ def format_seeds(split: str, n: int, seed: int = 0) -> list[int]:
 
 def make_format(seed: int, kind: str = "invoice") -> Format:
     """The format (template) with this seed: layout, fonts, labels, locale and positions."""
+    style: InvoiceStyle | ReceiptStyle
     if kind == "invoice":
         lang, loc, style = sample_invoice_style(seed)
     elif kind == "receipt":

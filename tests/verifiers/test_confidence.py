@@ -11,8 +11,16 @@ import pytest
 
 from docassay.flows.results import Row
 from docassay.flows.status import problem_lines
-from docassay.verifiers.confidence import (Calibrator, ConfidencePolicy, Example, ece, family_of, load, load_default,
-                                  reliability)
+from docassay.verifiers.confidence import (
+    Calibrator,
+    ConfidencePolicy,
+    Example,
+    ece,
+    family_of,
+    load,
+    load_default,
+    reliability,
+)
 from docassay.verifiers.confidence.calibrator import POOLED, FamilyModel, sign_of
 from docassay.verifiers.context import VerifyContext
 from docassay.verifiers.errors import VerifyError
@@ -229,6 +237,8 @@ def test_l2_per_family_shrinks_only_that_family() -> None:
     ex = tiny_examples() + [Example("text", e.features, e.correct) for e in tiny_examples(seed=1)]
     plain = Calibrator.fit(ex, iterations=500)
     strong = Calibrator.fit(ex, iterations=500, l2_by_family={"text": 1.0})
-    w = lambda c, fam: dict(zip(c.model_for(fam).features, c.model_for(fam).weights))
+
+    def w(c: Calibrator, fam: str) -> dict:
+        return dict(zip(c.model_for(fam).features, c.model_for(fam).weights))
     assert abs(w(strong, "text")["sum:pass"]) < abs(w(plain, "text")["sum:pass"]) / 2
     assert w(strong, "amount") == w(plain, "amount") and strong.meta["l2_by_family"] == {"text": 1.0}

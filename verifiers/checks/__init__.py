@@ -30,8 +30,18 @@ from __future__ import annotations
 
 import logging
 
-from docassay.verifiers.checks import (agreement, arithmetic, extent, identifiers, items_table, labels, names,
-                                       plausibility, roles, rounding)
+from docassay.verifiers.checks import (
+    agreement,
+    arithmetic,
+    extent,
+    identifiers,
+    items_table,
+    labels,
+    names,
+    plausibility,
+    roles,
+    rounding,
+)
 from docassay.verifiers.checks.signal import OUTCOMES, Check, Outcome, Signal
 from docassay.verifiers.context import VerifyContext
 

@@ -35,11 +35,18 @@ _NAME_OF = {"seller_address": "seller_name", "buyer_address": "buyer_name"}
 
 
 def _box(ln: Any) -> tuple[float, float, float, float] | None:
-    b = getattr(ln, "bbox", None)
+    b: Any = getattr(ln, "bbox", None)
     try:
         return float(b.x0), float(b.y0), float(b.x1), float(b.y1)
     except (AttributeError, TypeError, ValueError):
         return None
+
+
+def _outside(lines: list, j: int, value_c: str) -> str | None:
+    """The text of line `j` when it holds something the value does not, else None."""
+    t = str(getattr(lines[j], "text", "") or "")
+    c = compact(t)
+    return None if not c or c in value_c else t
 
 
 def covered_lines(page: Any, bbox: Any) -> list[int]:
@@ -108,18 +115,11 @@ def address_extent(ctx: VerifyContext) -> list[Signal]:
         name_f = roles.first(_NAME_OF[role])
         name_c = compact(text(ctx.record.get(name_f)) or "") if name_f else ""
 
-        def outside(j: int) -> str | None:
-            t = str(getattr(lines[j], "text", "") or "")
-            c = compact(t)
-            if not c or c in value_c:
-                return None
-            return t
-
         first_text = str(getattr(lines[mine[0]], "text", "") or "")
         above = line_next_to(page, mine[0], -1)
         below = line_next_to(page, mine[-1], +1)
-        t_above = outside(above) if above is not None else None
-        t_below = outside(below) if below is not None else None
+        t_above = _outside(lines, above, value_c) if above is not None else None
+        t_below = _outside(lines, below, value_c) if below is not None else None
         is_name = bool(t_above) and bool(name_c) and (compact(t_above) in name_c or name_c in compact(t_above))
         if t_above and not is_name and _is_address_line(t_above):
             out.append(Signal(f, "address_extent", "fail",

@@ -25,7 +25,7 @@ from datetime import date, timedelta
 from typing import Callable
 
 from docassay.verifiers.checks.fields import roles_of
-from docassay.verifiers.checks.signal import Signal
+from docassay.verifiers.checks.signal import Outcome, Signal
 from docassay.verifiers.checks.values import iso_date, num, text
 from docassay.verifiers.checks.vocabulary import fold
 from docassay.verifiers.context import VerifyContext
@@ -139,7 +139,7 @@ def tax_share(ctx: VerifyContext) -> list[Signal]:
 _TITLE = re.compile(r"^(?:mr|mrs|ms|miss|dr|herr|frau|mme|mlle|dhr|mevr|encik|puan|cik|tuan)\b\.?\s", re.IGNORECASE)
 
 
-def _name_verdict(v: str, reads_as: str | None = None) -> tuple[str, str] | None:
+def _name_verdict(v: str, reads_as: str | None = None) -> tuple[Outcome, str] | None:
     s = v.strip()
     f = fold(s)
     if reads_as:

@@ -18,6 +18,7 @@ instead (`DEFAULT_OPTIONAL_DOUBT`, chosen on dev-tune: verifiers/confidence/CARD
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
@@ -64,8 +65,10 @@ class ConfidencePolicy:
             x = prop.get("x-docassay") if isinstance(prop, Mapping) else None
             if isinstance(x, Mapping) and "min_confidence" in x:
                 per[name] = _check(x["min_confidence"], f"{name}.x-docassay.min_confidence")
-        root = schema.get("x-docassay") if isinstance(schema.get("x-docassay"), Mapping) else {}
-        verify = root.get("verify") if isinstance(root.get("verify"), Mapping) else {}
+        given_root = schema.get("x-docassay")
+        root = given_root if isinstance(given_root, Mapping) else {}
+        given_verify = root.get("verify")
+        verify = given_verify if isinstance(given_verify, Mapping) else {}
         scope = verify.get("verified", "required")
         if scope not in SCOPES:
             raise VerifyError(f"x-docassay.verify.verified must be one of {', '.join(SCOPES)}, not {scope!r}",
@@ -92,7 +95,7 @@ class FieldConfidence:
     target: float
     family: str
     required: bool = False                       # must be verified for the record to pass (the policy's scope)
-    checks: list[Signal] = field(default_factory=list)
+    checks: list[Signal] = dataclasses.field(default_factory=list)
     omitted: bool = False                        # doubtful and optional: an accepted record leaves it out
 
     def to_json(self) -> dict:
