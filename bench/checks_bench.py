@@ -43,7 +43,6 @@ from docassay.verifiers.checks.page import doc_text  # noqa: E402
 from docassay.verifiers.context import VerifyContext  # noqa: E402
 from docassay.verifiers.history import MemoryHistory  # noqa: E402
 
-
 # Checks whose `fail` lands mostly on right values on dev-tune (BENCHMARKS.md): the summary also
 # counts the fails of the other checks alone. A reading aid, not a decision (the calibrator weighs).
 WEAK_ON_DEV_TUNE = ("alternative_agrees", "reading_ambiguous", "vat_checksum", "history_agrees", "history_repeats")
@@ -81,7 +80,7 @@ def capture(set_name: str, docs: list[BenchDoc], scratch: Path, generator: str) 
     from bench.passes import PassSpec, build_job
     from bench.session import Session, SessionConfig
     from docassay.flows.batch import run_batch
-    from docassay.flows.pipeline import open_context
+    from docassay.flows.context import open_context
 
     seen: dict[str, list[VerifyContext]] = defaultdict(list)
     real_verify = fv.verify

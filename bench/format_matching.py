@@ -93,7 +93,7 @@ def read_pdf(path: Path, max_pages: int = 3) -> Document:
         def flush() -> None:
             nonlocal cur, box, size
             if cur and box is not None:
-                words.append(Word("".join(cur), box, size))
+                words.append(Word("".join(cur), box, size))  # noqa: B023  (called only in this iteration)
             cur, box, size = [], None, None
 
         for i in range(tp.count_chars()):

@@ -26,8 +26,8 @@ if str(ROOT) not in sys.path:
 
 from bench.scoring import aggregate, score_document  # noqa: E402
 from docassay.flows.batch import load_rule_pack, load_schema, run_batch  # noqa: E402
+from docassay.flows.context import Job, open_context  # noqa: E402
 from docassay.flows.lifecycle import LifecyclePolicy  # noqa: E402
-from docassay.flows.pipeline import Job, open_context  # noqa: E402
 from docassay.infra.config import Settings  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data"

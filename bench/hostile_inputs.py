@@ -23,7 +23,6 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 import zlib
 from pathlib import Path
 

@@ -31,13 +31,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 
-from scoring import field_correct  # noqa: E402
-
 import torch  # noqa: E402
 
 from docassay.extractors.instructions.executor import execute  # noqa: E402
 from docassay.extractors.instructions.generator import generate  # noqa: E402
 from docassay.extractors.spans import DocIndex  # noqa: E402
+from scoring import field_correct  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data"
 
@@ -201,10 +200,11 @@ def main(argv=None) -> int:
         print()
         print("| scorer | selection invoices | selection receipts | rest invoices | rest receipts |")
         print("|---|---|---|---|---|")
+        def cell(r: dict, k: str) -> str:
+            return f"{r[k]['accuracy']:.3f} ({r[k]['documents']} docs)"
         for r in results:
-            cell = lambda k: f"{r[k]['accuracy']:.3f} ({r[k]['documents']} docs)"
-            print(f"| {r['scorer']} | {cell('selection_invoice')} | {cell('selection_receipt')} | "
-                  f"{cell('rest_invoice')} | {cell('rest_receipt')} |")
+            print(f"| {r['scorer']} | {cell(r, 'selection_invoice')} | {cell(r, 'selection_receipt')} | "
+                  f"{cell(r, 'rest_invoice')} | {cell(r, 'rest_receipt')} |")
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(results, indent=1))

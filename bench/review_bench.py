@@ -26,12 +26,13 @@ import tempfile
 import time
 from pathlib import Path
 
-
 from docassay.extractors.synth import to_pdf
 from docassay.extractors.synth.generator import format_seeds, make_document, make_format
-from docassay.flows import lifecycle, review_actions as ra
+from docassay.flows import lifecycle
+from docassay.flows import review_actions as ra
 from docassay.flows.batch import load_rule_pack, load_schema
-from docassay.flows.pipeline import Job, open_context, process_document
+from docassay.flows.context import Job, open_context
+from docassay.flows.pipeline import process_document
 from docassay.flows.results import ResultsWriter
 from docassay.infra.config import Settings
 from docassay.infra.db.scratch import fresh_database

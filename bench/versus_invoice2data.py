@@ -25,7 +25,8 @@ from bench.cli import add_common, print_and_save, session_from
 from bench.evaluate import score_records, score_rows
 from bench.scoring import DocScore, Report, aggregate
 from bench.session import VARIANTS, Session
-from bench.speed import PathSpeed, latency_speed, measure as measure_speed, median_speed, path_speed, speed_table
+from bench.speed import PathSpeed, latency_speed, median_speed, path_speed, speed_table
+from bench.speed import measure as measure_speed
 from bench.tables import side_by_side
 
 DEFAULT_SETS = ("dev-invoices", "synth-invoices-unseen")

@@ -41,7 +41,7 @@ _SOURCE_TREE = _os.path.dirname(_os.path.dirname(_os.path.abspath(__file__)))
 if (not _os.path.isdir(_os.path.join(_os.path.dirname(__file__), "flows"))
         and _os.path.isfile(_os.path.join(_SOURCE_TREE, "pyproject.toml"))
         and _os.path.isdir(_os.path.join(_SOURCE_TREE, "flows"))):
-    __path__.append(_SOURCE_TREE)  # type: ignore[name-defined]
+    __path__.append(_SOURCE_TREE)
 
 from docassay.infra.errors import ConfigError, DatabaseError, DocassayError, StorageError
 
@@ -86,10 +86,10 @@ _LAZY: dict[str, str] = {
 if TYPE_CHECKING:
     from docassay._api import extract
     from docassay.extractors.errors import ParseError
+    from docassay.flows.context import Job
     from docassay.flows.extract_batch import BatchFailed, BatchInterrupted, ResultsIncomplete
     from docassay.flows.jobs import JobOptions
     from docassay.flows.output import OutputExists
-    from docassay.flows.pipeline import Job
     from docassay.flows.results import Row, Status
     from docassay.infra.quota import QuotaExceeded
     from docassay.rules.errors import RulesError
@@ -100,7 +100,7 @@ if TYPE_CHECKING:
 
 def __getattr__(name: str) -> Any:
     if name == "__version__":
-        from docassay.flows.cli import version      # installed metadata, else pyproject.toml: as `docassay --version`
+        from docassay.flows.cli import version  # installed metadata, else pyproject.toml: as `docassay --version`
         value: Any = version()
     elif name in _LAZY:
         value = getattr(import_module(_LAZY[name]), name)

@@ -47,7 +47,7 @@ def extract(paths: PathArg | Iterable[PathArg], *, out: PathArg | None = None, m
     (more than `max_error_ratio` of the documents failed; all rows were written first). A document
     that cannot be read is not raised: it is its row's `error`. An unknown keyword is a TypeError.
     """
-    from docassay.flows.commands.extract import _close_budget, _preflight   # the CLI's pre-flight, not a copy
+    from docassay.flows.commands.extract import _close_budget, _preflight  # the CLI's pre-flight, not a copy
     from docassay.flows.extract_batch import ThreadDispatch, extract_batch_outcome
     from docassay.flows.results_store import is_remote
     from docassay.infra.db import embedded

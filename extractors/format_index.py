@@ -175,7 +175,11 @@ class FormatIndexBase(ABC):
     def get_meta(self, format_id: str) -> dict[str, Any]:
         """A copy of a format's metadata (KeyError when there is no such format)."""
 
-    def save(self) -> None:
+    @abstractmethod
+    def exemplars(self, format_id: str) -> np.ndarray:
+        """The stored exemplar vectors of a format, shape (n, dim) (n = 0 when unknown)."""
+
+    def save(self) -> None:  # noqa: B027  (a default that backends may keep, so not abstract)
         """Make pending changes durable (backends that write through need do nothing)."""
 
     def match(self, vector: np.ndarray, threshold: float, filter: Filter = None) -> Match | None:
@@ -286,7 +290,7 @@ class FormatIndex(FormatIndexBase):
                     return []
                 if len(allowed) < len(st.meta):
                     keep = np.array([i for i, o in zip(st.ids, st.owners) if o in allowed], dtype=np.int64)
-                    params = faiss.SearchParameters(sel=faiss.IDSelectorBatch(keep))
+                    params = faiss.SearchParameters(sel=faiss.IDSelectorBatch(keep))  # type: ignore[call-arg]  # SWIG: fields as keywords
             n = min(index.ntotal, k * self.max_exemplars)   # enough to contain the best k formats
             with _one_omp_thread():
                 sims, ids = index.search(q, n, params=params)

@@ -65,7 +65,7 @@ class S3VectorsFormatIndex(FormatIndexBase):
                  max_exemplars: int = 8, duplicate_above: float = 0.999, create: bool = True) -> None:
         if not 1 <= max_exemplars <= _GET_BATCH:
             raise ValueError(f"max_exemplars must be between 1 and {_GET_BATCH}")
-        from botocore.exceptions import BotoCoreError, ClientError   # boto3 is optional: only this backend needs it
+        from botocore.exceptions import BotoCoreError, ClientError  # boto3 is optional: only this backend needs it
         self._aws_errors = (ClientError, BotoCoreError)
         if client is None:
             from docassay.infra.aws import client as aws_client

@@ -23,7 +23,7 @@ import numpy as np
 import psycopg
 
 from docassay.extractors.format_index import FormatIndex, FormatIndexBase
-from docassay.extractors.instructions.model import Instructions
+from docassay.extractors.instructions.language import Instructions
 from docassay.infra import store
 from docassay.infra.config import Settings
 
@@ -106,7 +106,7 @@ class FormatLibrary:
         """The library whose index is `index`: `s3vectors://bucket/index` (Amazon S3 Vectors), a
         folder (faiss), or None for faiss under `home/index`."""
         if index and index.startswith(SCHEME):
-            from docassay.extractors.format_index_s3vectors import S3VectorsFormatIndex   # boto3 only when asked
+            from docassay.extractors.format_index_s3vectors import S3VectorsFormatIndex  # boto3 only when asked
             return cls(S3VectorsFormatIndex.from_url(index))
         return cls(FormatIndex(Path(index) if index else Path(home) / "index"))
 

@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from statistics import median
 
+from docassay.extractors import normalize as norm
 from docassay.extractors.document import BBox, Document, Line, Page
 from docassay.extractors.labels import fold_label
-from docassay.extractors import normalize as norm
 
 __all__ = ["Segment", "Span", "LabelMatch", "DocIndex", "VALUE_TYPES"]
 

@@ -1,19 +1,19 @@
 """A batch: collect the inputs, run every document through the pipeline, write results as they land.
 
-`run_batch` is the plain-function form (tests and benchmarks call it); `flows/extract_flow.py`
-runs the same per-document stage as Prefect tasks.
+`run_batch` is the plain-function form (tests and benchmarks call it), on the same loop as the CLI's
+local runs (flows/dispatch.py); `flows/extract_flow.py` runs the same per-document stage as Prefect
+tasks.
 """
 from __future__ import annotations
 
 import json
 import os
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import jsonschema
 
-from docassay.flows.pipeline import Job, RunContext, process_document
+from docassay.flows.context import Job, RunContext
 from docassay.flows.progress import Progress
 from docassay.flows.results import ResultsWriter, Row
 from docassay.infra.errors import ConfigError
@@ -93,7 +93,7 @@ def is_document_key(key: str, keys: set[str]) -> bool:
 def s3_sources(url: str) -> list[str]:
     """`s3://bucket/key` of one object as given; a prefix expanded to the documents under it
     (sorted; hidden keys, sidecars and ground truth skipped, as for folders)."""
-    from docassay.infra.s3 import S3ObjectStore, parse_s3_url    # boto3 only for S3 inputs
+    from docassay.infra.s3 import S3ObjectStore, parse_s3_url  # boto3 only for S3 inputs
     bucket, key = parse_s3_url(url)
     if key and not key.endswith("/") and S3ObjectStore(bucket).exists(key):
         return [url]
@@ -134,21 +134,17 @@ def load_rule_pack(path: str | Path | None) -> list:
 def run_batch(sources: list[str], job: Job, ctx: RunContext, *, writer: ResultsWriter | None = None,
               progress: Progress | None = None, concurrency: int | None = None,
               documents: Mapping[str, Any] | None = None) -> list[Row]:
-    """Process every source (bounded concurrency), writing each row as soon as it is done.
-
-    Rows come back in input order. `documents` may map a source to an already parsed Document.
-    """
+    """Process every source with the batch's own loop (`ThreadDispatch`, as the CLI runs locally),
+    writing each row as soon as it is done. Rows come back in input order. `documents` may map a
+    source to an already parsed Document."""
+    from docassay.flows.dispatch import ThreadDispatch
+    from docassay.flows.signals import StopRequest
     rows: dict[int, Row] = {}
-    workers = max(1, concurrency or job.settings.concurrency)
-    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="docassay") as pool:
-        futs = {pool.submit(process_document, src, job, ctx,
-                            document=(documents or {}).get(src)): i for i, src in enumerate(sources)}
-        for fut in as_completed(futs):
-            i = futs[fut]
-            row = fut.result()
-            rows[i] = row
-            if writer is not None:
-                writer.write(row)
-            if progress is not None:
-                progress.update(row)
+    dispatch = ThreadDispatch(max(1, concurrency or job.settings.concurrency), documents=documents)
+    for i, row in dispatch.run(sources, job, ctx, StopRequest()):
+        rows[i] = row
+        if writer is not None:
+            writer.write(row)
+        if progress is not None:
+            progress.update(row)
     return [rows[i] for i in range(len(sources))]

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from docassay.extractors.instructions.executor import Extraction
+from docassay.extractors.instructions.executor import Extraction, FieldValue
 from docassay.extractors.instructions.repair import Change, RepairResult
 from docassay.verifiers.result import Verification
 
@@ -41,7 +41,7 @@ def resolve(result: RepairResult, check: Callable[..., Verification], *,
         cur = v.fields.get(name)
         if cur is None or cur.confidence is None:
             continue
-        best: tuple[float, Extraction, Verification, object] | None = None
+        best: tuple[float, Extraction, Verification, FieldValue] | None = None
         seen = {repr(ext.record.get(name))}
         for alt in (ext.alternatives.get(name) or []):
             if repr(alt.value) in seen or alt.value is None:

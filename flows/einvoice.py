@@ -25,10 +25,9 @@ BT-109 + BT-110 = BT-112) is reported as warnings in the `einvoice` gate's detai
 """
 from __future__ import annotations
 
-from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from docassay.extractors import einvoice as ei
 from docassay.extractors.document import Document
@@ -38,12 +37,12 @@ from docassay.extractors.einvoice.printed import AMOUNT_TOLERANCE, Printed, find
 from docassay.extractors.fingerprint import fingerprint
 from docassay.extractors.instructions.executor import Extraction, execute
 from docassay.extractors.instructions.generator import Generation
-from docassay.extractors.instructions.model import Instructions
+from docassay.extractors.instructions.language import Instructions
 from docassay.extractors.instructions.repair import fix
 from docassay.extractors.spans import DocIndex
-from docassay.flows import lifecycle
+from docassay.flows import front, lifecycle
 from docassay.flows.metering import metered_generate
-from docassay.flows.results import Row
+from docassay.flows.results import Row, RowFormat, row_format
 from docassay.flows.verification import settings_for, verify_record
 from docassay.infra import store
 from docassay.infra.errors import ConfigError
@@ -54,7 +53,7 @@ from docassay.verifiers.settings import VerifySettings
 from docassay.verifiers.tolerance import matches
 
 if TYPE_CHECKING:
-    from docassay.flows.pipeline import Job, RunContext
+    from docassay.flows.context import Job, RunContext
 
 __all__ = ["MODES", "DEFAULT_MODE", "GATE", "RULE", "Found", "detect", "finish_standalone", "use_hybrid",
            "check_row", "FIX_ATTEMPTS"]
@@ -201,7 +200,7 @@ def _differ(name: str, fm: FieldMap, xml: object, printed: object, sev: str, how
                      severity=sev, expected=xml, actual=printed, repairable=False)
 
 
-def _set_row(row: Row, *, record: dict, provenance: dict, verdict, gate: GateResult, fmt: dict, attempts: int) -> None:
+def _set_row(row: Row, *, record: dict, provenance: dict, verdict, gate: GateResult, fmt: RowFormat, attempts: int) -> None:
     verdict.gates[GATE] = gate
     row.record = record
     row.provenance = provenance
@@ -247,7 +246,7 @@ def finish_standalone(found: Found, job: "Job", ctx: "RunContext", row: Row) -> 
                 prov[f"{lines}/{i}/{col}"] = {"source": "einvoice", "term": fm.label}
     verdict = _verify_xml_record(job, ctx, record, None, row.sha256 or "", None, None)
     _set_row(row, record=record, provenance=prov, verdict=verdict, gate=_gate(found, job.einvoice, [], {}),
-             fmt={"id": None, "version": None, "match": "einvoice", "similarity": None}, attempts=1)
+             fmt=row_format(match="einvoice"), attempts=1)
 
 
 # -- check mode ------------------------------------------------------------------------------------
@@ -395,15 +394,6 @@ def _generate(ix: DocIndex, job: "Job", row: Row) -> Generation | None:
     return metered_generate(ix, job, row)[0]
 
 
-@contextmanager
-def _stage(timer: Any, name: str) -> Iterator[None]:
-    if timer is None:
-        yield
-        return
-    with timer.stage(name):
-        yield
-
-
 def _xml_values(found: Found) -> list[object]:
     """Every value the XML states (header and line terms)."""
     vals = list(found.inv.terms.values())
@@ -449,9 +439,9 @@ def use_hybrid(found: Found, doc: Document, job: "Job", ctx: "RunContext", row: 
     sev = _severity(job)
     target = found.mapped.record
     lines_field = found.mapped.lines_field
-    with _stage(timer, "index"):
+    with front.stage(timer, "index"):
         ix = DocIndex(doc)
-    with _stage(timer, "einvoice_print"):
+    with front.stage(timer, "einvoice_print"):
         where: dict[str, Printed | None] = {}
         for name, fm in _scalar_fields(found):
             if name in target:
@@ -463,22 +453,19 @@ def use_hybrid(found: Found, doc: Document, job: "Job", ctx: "RunContext", row: 
                 fm = found.mapped.fields[f"{lines_field}/*/{col}"]
                 kind = "amount" if isinstance(v, (int, float)) else "text"
                 prov[f"{lines_field}/{i}/{col}"] = _prov(find_printed(ix, v, kind), fm)
-    with _stage(timer, "fingerprint"):
+    with front.stage(timer, "fingerprint"):
         vec = fingerprint(doc)
     # Matching, the layout reading and learning hold the library's learn lock (as the pipeline's
     # new-format path does), so two workers never learn the same layout twice.
     with ctx.library.learn_lock:
-        known, best_sim = (None, 0.0)
-        if job.reuse_formats:
-            with _stage(timer, "match"):
-                known, best_sim = ctx.library.match(ctx.conn, vec, job.key, job.settings.match_threshold)
+        known, best_sim = front.match(job, ctx, vec, timer)
         if known is not None:
             probe = _verify_xml_record(job, ctx, target, doc, row.sha256 or "", known.format_id, known.status)
             if _sender_changed(probe):
                 known = None                         # another sender's look-alike layout
         verify = _target_verify(target, printed, lines_field, cfg)
         gen: Generation | None = None
-        with _stage(timer, "extract"):
+        with front.stage(timer, "extract"):
             if known is not None:
                 layout = execute(known.instructions, ix, with_alternatives=False)
             else:
@@ -493,15 +480,14 @@ def use_hybrid(found: Found, doc: Document, job: "Job", ctx: "RunContext", row: 
                  and not _compatible(cfg, n, target[n], layout.record[n])
                  and not _stated_elsewhere(layout.record[n], stated)]
         learned: dict[str, Any] = {"printed": f"{len(printed)}/{len(where)}"}
-        fmt: dict[str, Any] = {"id": None, "version": None, "match": "new", "similarity": round(best_sim, 4)}
+        fmt = row_format(match="new", similarity=best_sim)
         format_status = None
         attempts = 1
         if known is not None:
-            fmt = {"id": known.format_id, "version": known.version, "match": "known",
-                   "similarity": round(known.similarity, 4)}
+            fmt = row_format(known.format_id, known.version, "known", known.similarity)
             format_status = known.status
         if not any(v.severity == "error" for v in diffs):
-            with _stage(timer, "learn"):
+            with front.stage(timer, "learn"):
                 attempts, learned_more = _learn(found, ix, vec, job, ctx, row, known, gen, layout, verify, printed, fmt, data)
             learned.update(learned_more)
         else:
@@ -530,7 +516,7 @@ def _reproduced(target: dict, ext: Extraction, cfg: VerifySettings, lines_field:
 
 
 def _learn(found: Found, ix: DocIndex, vec, job: "Job", ctx: "RunContext", row: Row, known, gen: Generation | None,
-           layout: Extraction, verify, printed: set[str], fmt: dict, data: bytes | None) -> tuple[int, dict[str, Any]]:
+           layout: Extraction, verify, printed: set[str], fmt: RowFormat, data: bytes | None) -> tuple[int, dict[str, Any]]:
     """Instructions proven on this hybrid. A known format whose replay reproduces the XML gets the
     page as an exemplar and a golden case; otherwise the page is a layout of its own (the XML says
     the known instructions misread it) and is learned as a new format. Updates `fmt`; returns
@@ -577,9 +563,7 @@ def _learn(found: Found, ix: DocIndex, vec, job: "Job", ctx: "RunContext", row: 
                                      meta={"first_document": row.sha256, "source": src, "einvoice": True})
     store.set_version_meta(ctx.conn, fid, version, {"reason": "learned from an e-invoice hybrid",
                                                     "source": row.sha256, "source_name": src})
-    sim = fmt.get("similarity")
-    fmt.clear()
-    fmt.update({"id": fid, "version": version, "match": "new", "similarity": sim})
+    fmt.update({"id": fid, "version": version, "match": "new"})     # the caller's row gets it (similarity kept)
     _golden(job, ctx, row, data, fid, _reproduced(target, execute(proven, ix, with_alternatives=False), cfg, lines_field))
     info["learned"] = f"new format {fid} v{version}"
     return rounds, info

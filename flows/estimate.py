@@ -15,14 +15,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from docassay.extractors.document import Document
 from docassay.extractors.einvoice import looks_like_xml
 from docassay.extractors.errors import ParseError
-from docassay.extractors.fingerprint import fingerprint
 from docassay.extractors.instructions.generator import estimate_tokens
-from docassay.extractors.parsers import parse, read_source
-from docassay.extractors.spans import DocIndex
-from docassay.flows.pipeline import Job, RunContext
+from docassay.flows import front
+from docassay.flows.context import Job, RunContext
 from docassay.infra.errors import DocassayError
 from docassay.infra.quota import Usage
 
@@ -105,21 +102,18 @@ class Estimate:
 
 def _one(source: str, job: Job, ctx: RunContext) -> tuple[DocumentEstimate, np.ndarray | None]:
     try:
-        data = read_source(source, job.settings.limits.max_bytes, follow_links=job.settings.follow_links)
+        data = front.read(source, job)
         if job.einvoice != "ignore" and b"%PDF-" not in data[:1024] and looks_like_xml(data):
             return DocumentEstimate(source, "einvoice"), None      # read from its XML, no model call
-        doc: Document = parse(source, data, settings=job.settings)
-        ix = DocIndex(doc)
-        vec = fingerprint(doc)
+        indexed = front.index(front.parse_document(source, data, job))
+        ix, vec = indexed.ix, indexed.vec
     except (ParseError, DocassayError) as exc:
         return DocumentEstimate(source, "error", error=f"{exc.kind}: {exc.message}"), None
     except (MemoryError, RecursionError) as exc:
         return DocumentEstimate(source, "error", error=f"too_large: {type(exc).__name__}"), None
-    best = 0.0
-    if job.reuse_formats:
-        known, best = ctx.library.match(ctx.conn, vec, job.key, job.settings.match_threshold)
-        if known is not None:
-            return DocumentEstimate(source, "known", known.format_id, known.similarity), vec
+    known, best = front.match(job, ctx, vec)
+    if known is not None:
+        return DocumentEstimate(source, "known", known.format_id, known.similarity), vec
     t_in, t_out = estimate_tokens(ix, job.schema, job.scorer)
     return DocumentEstimate(source, "new", None, best, t_in, t_out), vec
 

@@ -25,16 +25,17 @@ from __future__ import annotations
 
 import sys
 import uuid
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterator, Protocol
+from typing import Callable
 
 from docassay.flows.batch import collect_sources, ground_truth_sidecar
+from docassay.flows.context import Job, open_context
+from docassay.flows.dispatch import POLL_S, STOP_GRACE_S, Dispatch, ThreadDispatch
 from docassay.flows.jobs import JobOptions, build_job
-from docassay.flows.outages import Outage, process_with_reconnect, run_bookkeeping
+from docassay.flows.outages import Outage, run_bookkeeping
 from docassay.flows.output import OutputFolder
-from docassay.flows.pipeline import DriftQueue, Job, RunContext, open_context, propose_queued_drift
+from docassay.flows.pipeline import DriftQueue, propose_queued_drift
 from docassay.flows.progress import Progress
 from docassay.flows.results import ResultsWriteError, Row, Summary, summarize
 from docassay.flows.results_store import is_remote, local_dir, publish
@@ -46,13 +47,6 @@ from docassay.infra.errors import DocassayError, StorageError
 
 __all__ = ["BatchFailed", "BatchInterrupted", "BatchOutcome", "Dispatch", "ResultsIncomplete", "ThreadDispatch",
            "STOP_GRACE_S", "POLL_S", "check_error_ratio", "extract_batch", "extract_batch_outcome", "run_documents"]
-
-STOP_GRACE_S = 5.0
-"""After a stop request, how long the documents in flight may take to finish before they are abandoned
-(well inside the 10 s a container runtime waits between SIGTERM and SIGKILL)."""
-POLL_S = 0.2
-"""How often the batch looks at the stop request while it waits for documents."""
-
 
 class BatchFailed(DocassayError):
     """More documents failed than `--max-error-ratio` allows (raised after all were persisted)."""
@@ -81,44 +75,6 @@ class BatchOutcome:
 
 Artifacts = Callable[[str, list[Row], Summary, Path], None]
 """Publishes a finished batch somewhere besides results.jsonl and the database (Prefect artifacts)."""
-
-
-class Dispatch(Protocol):
-    """Runs `process_document` (through `flows.outages.process_with_reconnect`: a database outage
-    costs a document a retry) over `sources`; yields (index, row) as documents finish. After `stop`
-    is set it starts no new document and yields only what finishes within the grace period."""
-    def run(self, sources: list[str], job: Job, ctx: RunContext, stop: StopRequest) -> Iterator[tuple[int, Row]]: ...
-
-
-@dataclass
-class ThreadDispatch:
-    """Documents on a thread pool of `workers` threads in this process (no orchestrator, no server)."""
-    workers: int
-    grace_s: float = STOP_GRACE_S
-    abandoned: list[str] = field(default_factory=list)
-    outage: Outage = field(default_factory=Outage)
-
-    def run(self, sources: list[str], job: Job, ctx: RunContext, stop: StopRequest) -> Iterator[tuple[int, Row]]:
-        pool = ThreadPoolExecutor(max_workers=max(1, self.workers), thread_name_prefix="docassay-doc")
-        pending: dict[Future, int] = {}
-        nxt = 0
-        try:
-            while nxt < len(sources) or pending:
-                while not stop.is_set() and nxt < len(sources) and len(pending) < max(1, self.workers):
-                    pending[pool.submit(process_with_reconnect, sources[nxt], job, ctx, self.outage)] = nxt
-                    nxt += 1
-                if stop.is_set():
-                    break
-                done, _ = wait(list(pending), timeout=POLL_S, return_when=FIRST_COMPLETED)
-                for fut in done:
-                    yield pending.pop(fut), fut.result()
-            if pending:                                   # stopped: the documents in flight may finish
-                done, _ = wait(list(pending), timeout=self.grace_s)
-                for fut in done:
-                    yield pending.pop(fut), fut.result()
-                self.abandoned = [sources[i] for i in pending.values()]
-        finally:
-            pool.shutdown(wait=not pending, cancel_futures=True)
 
 
 def check_error_ratio(summary: Summary, max_error_ratio: float | None) -> None:
@@ -204,6 +160,8 @@ def run_documents(sources: list[str], job: Job, out: Path | OutputFolder, *, dis
     stop = stop or StopRequest()
     run_id = "run-" + uuid.uuid4().hex[:12]
     todo, written = folder.start(sources, kept or [])
+    writer = folder.writer
+    assert writer is not None                     # start() opened the partial file
     progress = Progress(len(todo), quiet=quiet)
     rows: dict[int, Row] = {}
     unwritten: list[ResultsWriteError] = []
@@ -216,7 +174,7 @@ def run_documents(sources: list[str], job: Job, out: Path | OutputFolder, *, dis
             for i, row in dispatch.run(todo, job, ctx, stop):
                 rows[i] = row
                 try:
-                    folder.writer.write(row)
+                    writer.write(row)
                 except ResultsWriteError as exc:
                     unwritten.append(exc)
                 progress.update(row)

@@ -29,11 +29,19 @@ from prefect.cache_policies import NO_CACHE  # noqa: E402
 from prefect.context import FlowRunContext  # noqa: E402
 from prefect.futures import wait  # noqa: E402
 
-from docassay.flows.extract_batch import (POLL_S, STOP_GRACE_S, BatchFailed, BatchInterrupted, BatchOutcome,
-                                 ResultsIncomplete, check_error_ratio, extract_batch)
+from docassay.flows.context import Job, RunContext
+from docassay.flows.extract_batch import (
+    POLL_S,
+    STOP_GRACE_S,
+    BatchFailed,
+    BatchInterrupted,
+    BatchOutcome,
+    ResultsIncomplete,
+    check_error_ratio,
+    extract_batch,
+)
 from docassay.flows.job_options import JobOptions
 from docassay.flows.outages import Outage, process_with_reconnect
-from docassay.flows.pipeline import Job, RunContext
 from docassay.flows.results import Row
 from docassay.flows.runners import is_in_process, make_task_runner
 from docassay.flows.signals import StopRequest

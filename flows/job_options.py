@@ -19,7 +19,7 @@ import dataclasses
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, overload
 
 from docassay.infra.errors import ConfigError
 
@@ -125,17 +125,22 @@ class JobOptions:
 
     def absolute(self) -> "JobOptions":
         """Local paths made absolute (a deployment runs in another working directory); URLs as given."""
-        return dataclasses.replace(self, **{f.name: absolute_path(getattr(self, f.name))
-                                            for f in dataclasses.fields(self) if cli_of(f).path})
+        changes: dict[str, Any] = {f.name: absolute_path(getattr(self, f.name))
+                                   for f in dataclasses.fields(self) if cli_of(f).path}
+        return dataclasses.replace(self, **changes)
 
 
 def cli_of(f: dataclasses.Field) -> Cli:
     return f.metadata["cli"]
 
 
+@overload
+def absolute_path(path: str | Path) -> str: ...
+@overload
+def absolute_path(path: None) -> None: ...
 def absolute_path(path: str | Path | None) -> str | None:
     if not path or str(path).startswith(("s3://", "s3vectors://")):
-        return path and str(path)
+        return None if path is None else str(path)
     return str(Path(path).expanduser().resolve())
 
 

@@ -7,16 +7,16 @@ from typing import Any, Callable
 
 from docassay.extractors.instructions.generator import Scorer
 from docassay.flows.batch import load_rule_pack, load_schema
+from docassay.flows.context import Job
 from docassay.flows.einvoice import MODES as EINVOICE_MODES
 from docassay.flows.job_options import JobOptions
-from docassay.flows.pipeline import Job
 from docassay.infra.config import Settings
 from docassay.infra.errors import ConfigError
 from docassay.infra.quota import QuotaBudget, is_metered
 
 
 def _load_model_scorer() -> Scorer:
-    from docassay.extractors.instructions.model_scorer import model_scorer   # the MoE model, loaded once
+    from docassay.extractors.instructions.model_scorer import model_scorer  # the MoE model, loaded once
     return model_scorer()
 
 

@@ -20,29 +20,25 @@ being troubleshot again and again.
 """
 from __future__ import annotations
 
-import os
 import re
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from docassay.extractors.errors import InstructionError, ParseError
 from docassay.extractors.instructions.executor import execute
-from docassay.extractors.instructions.model import FieldRule, Instructions
+from docassay.extractors.instructions.language import FieldRule, Instructions
 from docassay.extractors.parsers import parse
 from docassay.extractors.spans import DocIndex
+from docassay.flows.context import Job, LifecyclePolicy, objects_for  # re-exported: the job's policy lives with the job
 from docassay.flows.verification import settings_for, verify_record
 from docassay.infra import store
-from docassay.infra.config import Settings
-from docassay.infra.errors import ConfigError, DocassayError
+from docassay.infra.errors import DocassayError
 from docassay.infra.objects import ObjectStore
 from docassay.verifiers.gates import reference
 from docassay.verifiers.gates.reference import GoldenCase, Replay
 from docassay.verifiers.history import scope_key, value_key
 from docassay.verifiers.result import GateResult
-
-if TYPE_CHECKING:
-    from docassay.flows.pipeline import Job
 
 __all__ = ["LifecyclePolicy", "Proposal", "objects_for", "document_key", "keep_bytes", "merge_instructions",
            "GoldenReplay", "reference_check", "propose_version", "after_outcome", "add_golden_document",
@@ -52,47 +48,7 @@ ACCEPTED = ("passed", "repaired", "reviewed", "corrected")
 _SUFFIX = re.compile(r"(\.[A-Za-z0-9]{1,8}){1,2}$")
 
 
-@dataclass(frozen=True)
-class LifecyclePolicy:
-    new_format_status: str = "active"          # pending_review | active: the status of a newly learned format
-    pending_may_pass: bool = True              # may a pending_review format's documents pass?
-    auto_promote_after: int = 0                # promote a pending format after N accepted documents (0: never)
-    drift_threshold: int = 2                   # consecutive failed replays before a new version is proposed
-    drift_deferred: bool = True                # in a batch: propose after the batch, not on the failing document's path
-    golden_max: int = 5                        # documents kept automatically per golden set (reviewed: always)
-    history: bool = True                       # stale-value checks against accepted documents
-
-    @classmethod
-    def load(cls, **overrides: Any) -> "LifecyclePolicy":
-        values: dict[str, Any] = {}
-        for f in fields(cls):
-            raw = os.environ.get(f"DOCASSAY_{f.name.upper()}")
-            if raw is None:
-                continue
-            if f.type in ("bool", bool):
-                values[f.name] = raw.strip().lower() in ("1", "true", "yes", "on")
-            elif f.type in ("int", int):
-                try:
-                    values[f.name] = int(raw)
-                except ValueError as exc:
-                    raise ConfigError(f"DOCASSAY_{f.name.upper()}={raw!r} is not a whole number", setting=f.name) from exc
-            else:
-                values[f.name] = raw.strip()
-        values.update({k: v for k, v in overrides.items() if v is not None})
-        p = replace(cls(), **values)
-        if p.new_format_status not in ("pending_review", "active"):
-            raise ConfigError("new_format_status must be pending_review or active", setting="new_format_status")
-        if p.drift_threshold < 1 or p.golden_max < 0 or p.auto_promote_after < 0:
-            raise ConfigError("drift_threshold >= 1, golden_max >= 0 and auto_promote_after >= 0 are required")
-        return p
-
-
 # -- document bytes ---------------------------------------------------------------------------------
-
-def objects_for(settings: Settings) -> ObjectStore:
-    """Where document bytes are kept: $DOCASSAY_OBJECTS (a folder or s3://...), else <home>/objects."""
-    return ObjectStore.open(os.environ.get("DOCASSAY_OBJECTS") or Path(settings.home) / "objects")
-
 
 def document_key(sha256: str, source: str) -> str:
     """documents/<sha256><suffix>: the suffix of the source name tells the parser what it reads."""

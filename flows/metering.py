@@ -11,7 +11,7 @@ from docassay.extractors.spans import DocIndex
 from docassay.flows.results import Row
 
 if TYPE_CHECKING:
-    from docassay.flows.pipeline import Job
+    from docassay.flows.context import Job
 
 __all__ = ["metered_generate"]
 

@@ -26,7 +26,9 @@ from typing import Callable, TypeVar
 import psycopg
 import psycopg.errors
 
-from docassay.flows.pipeline import Job, RunContext, process_document
+from docassay.extractors.document import Document
+from docassay.flows.context import Job, RunContext
+from docassay.flows.pipeline import process_document
 from docassay.flows.results import Row
 from docassay.infra.db.errors import MigrationError
 from docassay.infra.errors import DatabaseError
@@ -88,16 +90,17 @@ def is_outage(exc: BaseException) -> bool:
 
 
 def _outage_row(row: Row) -> bool:
-    return row.status == "error" and bool(row.error) and row.error.get("kind") in OUTAGE_KINDS
+    return row.status == "error" and row.error is not None and row.error.get("kind") in OUTAGE_KINDS
 
 
-def process_with_reconnect(source: str, job: Job, ctx: RunContext, outage: Outage) -> Row:
+def process_with_reconnect(source: str, job: Job, ctx: RunContext, outage: Outage, *,
+                           document: Document | None = None) -> Row:
     """`process_document`, processed again after a database outage (see the module docstring)."""
     last = ""
     attempts = outage.policy.document_attempts
     for attempt in range(1, attempts + 1):
         try:
-            row = process_document(source, job, ctx)
+            row = process_document(source, job, ctx, document=document)
             if not _outage_row(row):
                 return row
             last = row.error["message"] if row.error else ""

@@ -63,7 +63,7 @@ def _render(data: bytes, page: int, width: int) -> bytes | None:
             img.seek(page - 1)
             frame = ImageOps.exif_transpose(img.convert("RGB")) if page == 1 else img.convert("RGB")
             if frame.width > width:
-                frame = frame.resize((width, max(1, round(frame.height * width / frame.width))), Image.LANCZOS)
+                frame = frame.resize((width, max(1, round(frame.height * width / frame.width))), Image.Resampling.LANCZOS)
             out = io.BytesIO()
             frame.save(out, "PNG", compress_level=PNG_COMPRESSION)
             return out.getvalue()

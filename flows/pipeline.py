@@ -7,7 +7,10 @@
                                          └─new───> generate -> verify -> fix (instructions) -> learn
 
 `process_document` never raises for a bad document: every failure becomes the row's `status` and
-`error`. Prefect tasks (flows/extract_flow.py) only wrap it with concurrency and retries; tests call
+`error`. The front (read, parse, index, fingerprint, match) is flows/front.py's plain functions; the
+rest is `DocumentRun`, one document's state (its index, extraction, history, format status, the
+instructions generated for it) with a method per stage. The `Job` and `RunContext` every stage
+takes live in flows/context.py (re-exported here). Prefect tasks (flows/extract_flow.py) only wrap it with concurrency and retries; tests call
 it directly. Verification (flows/verification.py) judges each record with the gates in
 verifiers/, the evidence behind each value, the stale-value history and the format's lifecycle;
 after the row is final, flows/lifecycle.py remembers accepted values, grows the golden set and
@@ -17,149 +20,46 @@ from __future__ import annotations
 
 import threading
 import time
-from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping, Protocol
 
 import numpy as np
 import psycopg
 
 from docassay.extractors.document import Document
 from docassay.extractors.errors import InstructionError, ParseError
-from docassay.extractors.fingerprint import fingerprint
 from docassay.extractors.instructions.executor import Extraction, execute
-from docassay.extractors.instructions.generator import Scorer
-from docassay.extractors.instructions.model import Instructions
+from docassay.extractors.instructions.language import Instructions
 from docassay.extractors.instructions.repair import Change, RepairResult, fix, troubleshoot
-from docassay.extractors.library import FormatLibrary, FormatMatch, schema_key
-from docassay.extractors.parsers import parse, read_source
+from docassay.extractors.library import FormatMatch
 from docassay.extractors.spans import DocIndex
-from docassay.flows import doubt, einvoice, lifecycle, trust
+from docassay.flows import doubt, einvoice, front, lifecycle, trust
+from docassay.flows.context import Budget, Job, Reservation, RunContext, open_context
+from docassay.flows.front import Indexed, Timer
 from docassay.flows.job_options import DEFAULT_GENERATOR
 from docassay.flows.metering import metered_generate
-from docassay.flows.lifecycle import LifecyclePolicy
-from docassay.flows.results import Row
+from docassay.flows.results import Row, row_format
 from docassay.flows.verification import verify_record
 from docassay.infra import store
-from docassay.infra.config import Settings
-from docassay.infra.db import Database
 from docassay.infra.errors import DocassayError
 from docassay.infra.objects import ObjectStore
 from docassay.verifiers.gates import consistency
 from docassay.verifiers.history import DbHistory, History
 from docassay.verifiers.result import Verification
-from docassay.verifiers.settings import VerifySettings
 
-__all__ = ["DEFAULT_GENERATOR", "Job", "RunContext", "process_document", "open_context", "DriftQueue",
-           "DriftOutcome", "propose_queued_drift"]
+__all__ = ["DEFAULT_GENERATOR", "Job", "RunContext", "Budget", "Reservation", "process_document", "open_context",
+           "DocState", "DocumentRun", "DriftQueue", "DriftOutcome", "propose_queued_drift"]
 
 # DEFAULT_GENERATOR (flows/job_options.py): the generator of new formats' instructions unless told
 # otherwise (the CLI's `--generator`, `Job`, `JobOptions`, `docassay.extract`): the shipped MoE model
-# (a bounded correction of the baseline's scores; `infra/model/MODEL_CARD.md` has its figures).
-# `baseline` is label similarity, no model.
+# (`infra/model/MODEL_CARD.md` has its figures). `baseline` is label similarity, no model.
 
 
 @dataclass
-class Job:
-    """What a batch extracts, and how."""
-    schema: Mapping[str, Any]
-    rules: list = field(default_factory=list)
-    settings: Settings = field(default_factory=Settings.load)
-    generator: str = DEFAULT_GENERATOR           # model | baseline (the CLI's default)
-    reuse_formats: bool = True                   # ablation: False treats every document as new
-    repair: bool = True                          # ablation: False skips fixer and troubleshooter
-    fixer: bool = True                           # ablation: False skips the fixer alone (new formats)
-    troubleshooter: bool = True                  # ablation: False skips the troubleshooter alone (known formats)
-    scorer: Scorer | None = None                 # None: from `generator` (model: loaded lazily; baseline: none)
-    budget: "Budget | None" = None               # token quotas (infra.quota); None = unmetered
-    policy: LifecyclePolicy = field(default_factory=LifecyclePolicy.load)
-    verify_settings: VerifySettings | None = None  # None: from the schema's x-docassay keywords
-    einvoice: str = "use"                        # use | check | ignore: the XML of e-invoices (flows/einvoice.py)
-    min_confidence: float | None = None          # target for `verified` fields (None: schema, else the default)
-    doubt_repair: bool = False                   # try other readings of doubtful required fields (flows/doubt.py)
-
-    def __post_init__(self) -> None:
-        if self.scorer is None and self.generator == "model":
-            from docassay.flows.jobs import LazyModelScorer      # torch loads on the first document that needs it
-            self.scorer = LazyModelScorer()
-
-    @property
-    def key(self) -> str:
-        return schema_key(self.schema)
-
-
-class Reservation(Protocol):
-    def settle(self, input_tokens: int, output_tokens: int) -> None: ...
-    def cancel(self) -> None: ...
-
-
-class Budget(Protocol):
-    """Token quotas. `reserve` atomically sets tokens aside before a model call, or returns None
-    (with `reason` set) when the quota cannot cover it; the reservation is settled with the true
-    count after the call."""
-    reason: str
-
-    def reserve(self, input_tokens: int, output_tokens: int) -> Reservation | None: ...
-
-
-class RunContext:
-    """Shared, thread-safe state of a batch: database, format library, object storage for document
-    bytes, one connection per thread."""
-
-    def __init__(self, db: Database, library: FormatLibrary, objects: ObjectStore | None = None) -> None:
-        self.db = db
-        self.library = library
-        self.objects = objects
-        self._local = threading.local()
-        self._conns: list[psycopg.Connection] = []
-        self._lock = threading.Lock()
-        self.drift: DriftQueue | None = None       # set by a batch: drift is proposed after it, not inline
-
-    @property
-    def conn(self) -> psycopg.Connection:
-        c = getattr(self._local, "conn", None)
-        if c is None or c.closed:
-            c = self.db.connect()
-            self._local.conn = c
-            with self._lock:
-                self._conns.append(c)
-        return c
-
-    def close(self) -> None:
-        with self._lock:
-            for c in self._conns:
-                c.close()
-            self._conns.clear()
-        self.library.learn_lock.close()          # its claim connection (extractors.library.LearnLock)
-
-
-@contextmanager
-def open_context(settings: Settings) -> Iterator[RunContext]:
-    db = Database.from_settings(settings)
-    ctx = RunContext(db, FormatLibrary.from_settings(settings), lifecycle.objects_for(settings))
-    try:
-        yield ctx
-    finally:
-        ctx.close()
-
-
-class _Timer:
-    def __init__(self) -> None:
-        self.ms: dict[str, float] = {}
-
-    @contextmanager
-    def stage(self, name: str) -> Iterator[None]:
-        t = time.perf_counter()
-        try:
-            yield
-        finally:
-            self.ms[name] = self.ms.get(name, 0.0) + (time.perf_counter() - t) * 1000
-
-
-@dataclass
-class _Doc:
-    """One document on its way through the stages, and what its verification looks at."""
+class DocState:
+    """One document on its way through the stages, and what its verification looks at. Kept with a
+    queued drift proposal (DriftQueue), so that the proposal after the batch sees what the
+    document's own path saw."""
     doc: Document
     ix: DocIndex
     vec: np.ndarray
@@ -169,15 +69,9 @@ class _Doc:
     generated: RepairResult | None = None          # instructions generated (and fixed) for this document, once
     other_layout: bool = False                     # another layout: drift proposal refused, or another sender
 
-
-VerifyFn = Callable[..., Verification]
-
-
-def _verifier(job: Job, ctx: RunContext, d: _Doc) -> VerifyFn:
-    def run(record: dict, extraction: Extraction | None = None) -> Verification:
-        return verify_record(job, ctx.conn, record, extraction if extraction is not None else d.extraction,
-                             document=d.doc, history=d.history, format_status=d.format_status)
-    return run
+    @classmethod
+    def of(cls, indexed: Indexed) -> "DocState":
+        return cls(indexed.doc, indexed.ix, indexed.vec)
 
 
 def _objects(ctx: RunContext, job: Job) -> ObjectStore:
@@ -187,24 +81,18 @@ def _objects(ctx: RunContext, job: Job) -> ObjectStore:
     return ctx.objects
 
 
-def _history(job: Job, ctx: RunContext, d: _Doc, format_id: str | None) -> History | None:
-    if not job.policy.history:
-        return None
-    return DbHistory(ctx.conn, schema_key=job.key, format_id=format_id, sha256=d.doc.sha256)
-
-
 def process_document(source: str, job: Job, ctx: RunContext, *, data: bytes | None = None,
                      document: Document | None = None) -> Row:
     """Read, match or learn, extract, verify and repair one document. Never raises for bad input."""
     row = Row(source=source)
     found: einvoice.Found | None = None
-    timer = _Timer()
+    timer = Timer()
     t0 = time.perf_counter()
     try:
         if document is None:
             with timer.stage("read"):
                 if data is None:
-                    data = read_source(source, job.settings.limits.max_bytes, follow_links=job.settings.follow_links)
+                    data = front.read(source, job)
             row.sha256 = Document.hash_bytes(data)
             with timer.stage("einvoice"):
                 found = einvoice.detect(source, data, job)     # None: no e-invoice, or --einvoice ignore
@@ -212,7 +100,7 @@ def process_document(source: str, job: Job, ctx: RunContext, *, data: bytes | No
                 einvoice.finish_standalone(found, job, ctx, row)
             else:
                 with timer.stage("parse"):
-                    document = parse(source, data, settings=job.settings)
+                    document = front.parse_document(source, data, job)
         else:
             row.sha256 = document.sha256
         if document is not None:
@@ -220,7 +108,7 @@ def process_document(source: str, job: Job, ctx: RunContext, *, data: bytes | No
             if found is not None and job.einvoice == "use":
                 einvoice.use_hybrid(found, document, job, ctx, row, timer, data=data)
             else:
-                _extract(document, job, ctx, row, timer)
+                DocumentRun(job, ctx, row, timer, DocState.of(front.index(document, timer))).extract()
                 if found is not None:
                     einvoice.check_row(found, job, row)
     except ParseError as exc:
@@ -234,132 +122,26 @@ def process_document(source: str, job: Job, ctx: RunContext, *, data: bytes | No
     timer.ms["total"] = (time.perf_counter() - t0) * 1000
     row.timings_ms = {k: round(v, 2) for k, v in timer.ms.items()}
     if row.sha256 and row.status != "error":
-        try:
-            with timer.stage("persist"):
-                trust.apply_prior(ctx.conn, row)
-                key = lifecycle.after_outcome(job, ctx.conn, _objects(ctx, job), sha256=row.sha256, source=source,
-                                              status=row.status, format_id=row.format.get("id"),
-                                              match=row.format.get("match"), record=row.record, data=data,
-                                              golden=trust.golden_worthy(row))
-                store.save_document(ctx.conn, sha256=row.sha256, source=source, status=row.status,
-                                    format_id=row.format.get("id"), format_version=row.format.get("version"),
-                                    record=row.record, verification=trust.stored_verification(row),
-                                    provenance=row.provenance,
-                                    attempts=row.attempts, repairs=row.repairs, object_key=key, schema_key=job.key)
-        except (psycopg.Error, DocassayError) as exc:
-            row.fail("error", "database", f"could not store the result: {exc}")
+        _persist(row, row.sha256, job, ctx, timer, source, data)
     return row
 
 
-def _finish(row: Row, result: RepairResult, *, repaired: bool, job: Job | None = None,
-            check: VerifyFn | None = None) -> None:
-    if job is not None and job.doubt_repair and check is not None:
-        n = len(result.changes)
-        result = doubt.resolve(result, check)
-        repaired = repaired or len(result.changes) > n
-    row.finish(result, repaired=repaired)
-    row.repairs = result.log_json() if result.log else row.repairs
-
-
-def _extract(doc: Document, job: Job, ctx: RunContext, row: Row, timer: _Timer) -> None:
-    s = job.settings
-    with timer.stage("index"):
-        ix = DocIndex(doc)
-    with timer.stage("fingerprint"):
-        vec = fingerprint(doc)
-    d = _Doc(doc, ix, vec)
-    check = _verifier(job, ctx, d)
-    known: FormatMatch | None = None
-    best_sim = 0.0
-    if job.reuse_formats:
-        with timer.stage("match"):
-            known, best_sim = ctx.library.match(ctx.conn, vec, job.key, s.match_threshold)
-    if known is not None:
-        if _known_path(known, d, job, ctx, row, timer, check, best_sim):
-            return
-    with ctx.library.learn_lock:
-        if known is None and job.reuse_formats:
-            # Another worker may have learned this format while we waited for the lock.
-            with timer.stage("match"):
-                known, best_sim = ctx.library.match(ctx.conn, vec, job.key, s.match_threshold)
-        if known is None:
-            _learn(d, job, ctx, row, timer, check, best_sim, None)
-            return
-    _known_path(known, d, job, ctx, row, timer, check, best_sim)
-
-
-def _known_path(known: FormatMatch, d: _Doc, job: Job, ctx: RunContext, row: Row, timer: _Timer,
-                check: VerifyFn, best_sim: float) -> bool:
-    """Replay a known format and finish the row, unless the document turned out to be another
-    layout: the drift proposal's instructions verify here but break the format's golden documents,
-    or the consistency gate says another sender's document matched this format. Then it is
-    learned as a new format. Otherwise a failed replay is not learned as a new format before the
-    format has failed `drift_threshold` times in a row: the document goes to review with the
-    known format's attempt."""
-    result = _replay(known, d, job, ctx, row, timer, check)
-    if result is None:
-        return True
-    if d.other_layout:
-        with ctx.library.learn_lock:
-            _learn(d, job, ctx, row, timer, check, best_sim, result)
-        return True
-    _finish(row, result, repaired=False, job=job, check=check)
-    return True
-
-
-def _replay(known: FormatMatch, d: _Doc, job: Job, ctx: RunContext, row: Row, timer: _Timer,
-            check: VerifyFn) -> RepairResult | None:
-    """Known format: replay its instructions; troubleshoot the data. None when the row is finished;
-    otherwise the failed attempt.
-
-    A replay that fails its first verification counts against the format's health; after
-    `policy.drift_threshold` such failures in a row, a new version is proposed from this document
-    (drift) before the troubleshooter is asked again; when the reference gate refuses it,
-    `d.other_layout` is set. A failure that is not the instructions' doing (a duplicate invoice,
-    the format's lifecycle) finishes the row for review."""
-    s = job.settings
-    row.format = {"id": known.format_id, "version": known.version, "match": "known",
-                  "similarity": round(known.similarity, 4)}
-    d.format_status = known.status
-    d.history = _history(job, ctx, d, known.format_id)
-    with timer.stage("extract"):
-        ext = execute(known.instructions, d.ix)
-    d.extraction = ext
-    with timer.stage("verify"):
-        verdict = check(ext.record, ext)
-    result = RepairResult(ext, verdict)
-    if verdict.passed:
-        store.record_health(ctx.conn, known.format_id, ok=True)
-        _finish(row, result, repaired=False, job=job, check=check)
-        ctx.library.add_exemplar(known.format_id, d.vec, job.key)
-        return None
-    if not verdict.repairable:
-        _finish(row, result, repaired=False, job=job, check=check)
-        return None
-    other_sender = _sender_changed(verdict)
-    failures = 0 if other_sender else store.record_health(ctx.conn, known.format_id, ok=False)
-    if job.repair and not other_sender and failures >= job.policy.drift_threshold and ctx.drift is not None:
-        ctx.drift.put(known, d, row.source, failures)   # proposed after the batch (propose_queued_drift)
-    elif job.repair and not other_sender and failures >= job.policy.drift_threshold:
-        with timer.stage("drift"):
-            if _propose_from_drift(known, d, job, ctx, row, timer, check, failures):
-                return None
-            d.other_layout = d.generated is not None and d.generated.verdict.passed
-        d.extraction = ext
-    if job.repair and job.troubleshooter:
-        with timer.stage("repair"):
-            result = troubleshoot(ext, verdict, check, max_attempts=s.max_attempts,
-                                  required=set(job.schema.get("required", [])))
-    if result.verdict.passed:
-        _finish(row, result, repaired=bool(result.changes), job=job, check=check)
-        ctx.library.add_exemplar(known.format_id, d.vec, job.key)
-        return None
-    if not result.verdict.repairable:
-        _finish(row, result, repaired=False, job=job, check=check)
-        return None
-    if _sender_changed(result.verdict):
-        d.other_layout = True                  # another sender's look-alike layout: a format of its own
-    return result
+def _persist(row: Row, sha256: str, job: Job, ctx: RunContext, timer: Timer, source: str, data: bytes | None) -> None:
+    """The final row into the database: prior trust, the format's lifecycle, the document."""
+    try:
+        with timer.stage("persist"):
+            trust.apply_prior(ctx.conn, row)
+            key = lifecycle.after_outcome(job, ctx.conn, _objects(ctx, job), sha256=sha256, source=source,
+                                          status=row.status, format_id=row.format.get("id"),
+                                          match=row.format.get("match"), record=row.record, data=data,
+                                          golden=trust.golden_worthy(row))
+            store.save_document(ctx.conn, sha256=sha256, source=source, status=row.status,
+                                format_id=row.format.get("id"), format_version=row.format.get("version"),
+                                record=row.record, verification=trust.stored_verification(row),
+                                provenance=row.provenance,
+                                attempts=row.attempts, repairs=row.repairs, object_key=key, schema_key=job.key)
+    except (psycopg.Error, DocassayError) as exc:
+        row.fail("error", "database", f"could not store the result: {exc}")
 
 
 def _sender_changed(v: Verification) -> bool:
@@ -367,75 +149,236 @@ def _sender_changed(v: Verification) -> bool:
     return g is not None and not g.passed
 
 
-def _generate_fixed(d: _Doc, job: Job, row: Row, timer: _Timer, check: VerifyFn) -> tuple[RepairResult | None, str | None]:
-    """Generate instructions for this document and let the fixer repair them: (result, None), or
-    (None, reason) when the token budget refuses the model call. Done once per document: a second
-    call (drift, then learning as a new format) re-verifies the first result in the current context."""
-    s = job.settings
-    if d.generated is not None:
-        d.extraction = d.generated.extraction
+def _score(r: RepairResult) -> tuple:
+    return (r.verdict.passed, -r.verdict.n_errors, r.verdict.score)
+
+
+class DocumentRun:
+    """One document through the stages after the front: match, then the known path (replay,
+    troubleshoot, drift) or the new path (generate, fix, learn); each stage a method that reads
+    and sets the document's state `d` and finishes the `row`. `check` verifies a record as this
+    document's stages see it at that moment (its history and format status)."""
+
+    def __init__(self, job: Job, ctx: RunContext, row: Row, timer: Timer, d: DocState) -> None:
+        self.job, self.ctx, self.row, self.timer, self.d = job, ctx, row, timer, d
+
+    # -- verification and the end of a row ----------------------------------------------------
+
+    def check(self, record: dict, extraction: Extraction | None = None) -> Verification:
+        d = self.d
+        return verify_record(self.job, self.ctx.conn, record, extraction if extraction is not None else d.extraction,
+                             document=d.doc, history=d.history, format_status=d.format_status)
+
+    def history(self, format_id: str | None) -> History | None:
+        if not self.job.policy.history:
+            return None
+        return DbHistory(self.ctx.conn, schema_key=self.job.key, format_id=format_id, sha256=self.d.doc.sha256)
+
+    def finish(self, result: RepairResult, *, repaired: bool) -> None:
+        if self.job.doubt_repair:
+            n = len(result.changes)
+            result = doubt.resolve(result, self.check)
+            repaired = repaired or len(result.changes) > n
+        self.row.finish(result, repaired=repaired)
+        self.row.repairs = result.log_json() if result.log else self.row.repairs
+
+    # -- the stages ------------------------------------------------------------------------------
+
+    def extract(self) -> None:
+        """Match the document; replay a known format, or learn a new one under the learn lock."""
+        job, ctx = self.job, self.ctx
+        known, best_sim = front.match(job, ctx, self.d.vec, self.timer)
+        if known is not None:
+            self.known_path(known, best_sim)
+            return
+        with ctx.library.learn_lock:
+            # Another worker may have learned this format while we waited for the lock.
+            known, best_sim = front.match(job, ctx, self.d.vec, self.timer)
+            if known is None:
+                self.learn(best_sim, None)
+                return
+        self.known_path(known, best_sim)
+
+    def known_path(self, known: FormatMatch, best_sim: float) -> None:
+        """Replay a known format and finish the row, unless the document turned out to be another
+        layout: the drift proposal's instructions verify here but break the format's golden
+        documents, or the consistency gate says another sender's document matched this format.
+        Then it is learned as a new format. Otherwise a failed replay is not learned as a new
+        format before the format has failed `drift_threshold` times in a row: the document goes to
+        review with the known format's attempt."""
+        result = self.replay(known)
+        if result is None:
+            return
+        if self.d.other_layout:
+            with self.ctx.library.learn_lock:
+                self.learn(best_sim, result)
+            return
+        self.finish(result, repaired=False)
+
+    def replay(self, known: FormatMatch) -> RepairResult | None:
+        """Known format: replay its instructions; troubleshoot the data. None when the row is
+        finished; otherwise the failed attempt.
+
+        A replay that fails its first verification counts against the format's health; after
+        `policy.drift_threshold` such failures in a row, a new version is proposed from this
+        document (drift: after the batch when the batch queues it, else here) before the
+        troubleshooter is asked again; when the reference gate refuses it, `d.other_layout` is
+        set. A failure that is not the instructions' doing (a duplicate invoice, the format's
+        lifecycle) finishes the row for review."""
+        job, ctx, row, timer, d = self.job, self.ctx, self.row, self.timer, self.d
+        row.format = row_format(known.format_id, known.version, "known", known.similarity)
+        d.format_status = known.status
+        d.history = self.history(known.format_id)
+        with timer.stage("extract"):
+            ext = execute(known.instructions, d.ix)
+        d.extraction = ext
         with timer.stage("verify"):
-            d.generated.verdict = check(d.generated.extraction.record, d.generated.extraction)
-        return d.generated, None
-    gen, refused = metered_generate(d.ix, job, row, timer)
-    if gen is None:
-        return None, refused
-    d.extraction = gen.extraction
-    with timer.stage("verify"):
-        verdict = check(gen.extraction.record, gen.extraction)
-    result = RepairResult(gen.extraction, verdict, gen.instructions)
-    if not verdict.passed and job.repair and job.fixer and verdict.repairable:
-        with timer.stage("repair"):
-            result = fix(d.ix, gen, gen.extraction, verdict, check, max_attempts=s.max_attempts)
-    d.generated = result
-    return result, None
-
-
-def _propose_from_drift(known: FormatMatch, d: _Doc, job: Job, ctx: RunContext, row: Row, timer: _Timer,
-                        check: VerifyFn, failures: int) -> bool:
-    """Drift: learn instructions from this document and propose them as the format's next version,
-    merged with the current one so that both layouts read; the reference gate decides. True when a
-    new version was stored and this row finished with it."""
-    with ctx.library.learn_lock:
-        gen, _quota = _generate_fixed(d, job, row, timer, check)
-        if gen is None or gen.instructions is None or not gen.verdict.accepted:
-            return False
-        current = known.instructions
-        candidates: list[tuple[str, Instructions]] = [
-            ("merged: current locators first, the new ones as fallbacks",
-             lifecycle.merge_instructions(current, gen.instructions)),
-            ("merged: new locators first, the current ones as fallbacks",
-             lifecycle.merge_instructions(gen.instructions, current)),
-            ("learned from this document", gen.instructions)]
-        refused: lifecycle.Proposal | None = None
-        refused_ins: Instructions | None = None
-        produced_by = f"{job.generator}+drift" + ("+fixer" if gen.changes else "")
-        for how, cand in candidates:
-            ext = execute(cand, d.ix)
-            v = check(ext.record, ext)
-            if not v.accepted:                 # a version only from a record verified at the target
-                continue
-            prop = lifecycle.propose_version(job, ctx.conn, _objects(ctx, job), known.format_id, cand,
-                                             produced_by=produced_by, reason="drift", source=d.doc.sha256,
-                                             current=current, store_refused=False)
-            if not prop.accepted:
-                refused, refused_ins = refused or prop, refused_ins or cand
-                continue
-            row.format = {"id": known.format_id, "version": prop.version, "match": "known",
-                          "similarity": round(known.similarity, 4)}
-            ref = {k: prop.gate.details.get(k) for k in ("cases", "kept", "improved", "unavailable")}
-            result = RepairResult(ext, v, cand, attempts=gen.attempts + 1, changes=list(gen.changes), log=list(gen.log))
-            result.changes.append(Change(result.attempts, "<instructions>", known.version, prop.version,
-                                         f"drift after {failures} failed replays: new version {prop.version} "
-                                         f"({how}); reference gate {ref}"))
-            _finish(row, result, repaired=True, job=job, check=check)
-            row.repairs = [c.to_json() for c in result.changes[-1:]] + row.repairs
+            verdict = self.check(ext.record, ext)
+        result = RepairResult(ext, verdict)
+        if verdict.passed:
+            store.record_health(ctx.conn, known.format_id, ok=True)
+            self.finish(result, repaired=False)
             ctx.library.add_exemplar(known.format_id, d.vec, job.key)
-            return True
-        if refused is not None and refused_ins is not None:
-            lifecycle.propose_version(job, ctx.conn, _objects(ctx, job), known.format_id, refused_ins,
-                                      produced_by=produced_by, reason="drift", source=d.doc.sha256, current=current)
-        return False
+            return None
+        if not verdict.repairable:
+            self.finish(result, repaired=False)
+            return None
+        other_sender = _sender_changed(verdict)
+        failures = 0 if other_sender else store.record_health(ctx.conn, known.format_id, ok=False)
+        drifting = job.repair and not other_sender and failures >= job.policy.drift_threshold
+        if drifting and ctx.drift is not None:
+            ctx.drift.put(known, d, row.source, failures)   # proposed after the batch (propose_queued_drift)
+        elif drifting:
+            with timer.stage("drift"):
+                if self.propose_from_drift(known, failures):
+                    return None
+                d.other_layout = d.generated is not None and d.generated.verdict.passed
+            d.extraction = ext
+        if job.repair and job.troubleshooter:
+            with timer.stage("repair"):
+                result = troubleshoot(ext, verdict, self.check, max_attempts=job.settings.max_attempts,
+                                      required=set(job.schema.get("required", [])))
+        if result.verdict.passed:
+            self.finish(result, repaired=bool(result.changes))
+            ctx.library.add_exemplar(known.format_id, d.vec, job.key)
+            return None
+        if not result.verdict.repairable:
+            self.finish(result, repaired=False)
+            return None
+        if _sender_changed(result.verdict):
+            d.other_layout = True                  # another sender's look-alike layout: a format of its own
+        return result
+
+    def generate_fixed(self) -> tuple[RepairResult | None, str | None]:
+        """Generate instructions for this document and let the fixer repair them: (result, None),
+        or (None, reason) when the token budget refuses the model call. Done once per document: a
+        second call (drift, then learning as a new format) re-verifies the first result in the
+        current state."""
+        job, timer, d = self.job, self.timer, self.d
+        if d.generated is not None:
+            d.extraction = d.generated.extraction
+            with timer.stage("verify"):
+                d.generated.verdict = self.check(d.generated.extraction.record, d.generated.extraction)
+            return d.generated, None
+        gen, refused = metered_generate(d.ix, job, self.row, timer)
+        if gen is None:
+            return None, refused
+        d.extraction = gen.extraction
+        with timer.stage("verify"):
+            verdict = self.check(gen.extraction.record, gen.extraction)
+        result = RepairResult(gen.extraction, verdict, gen.instructions)
+        if not verdict.passed and job.repair and job.fixer and verdict.repairable:
+            with timer.stage("repair"):
+                result = fix(d.ix, gen, gen.extraction, verdict, self.check, max_attempts=job.settings.max_attempts)
+        d.generated = result
+        return result, None
+
+    def propose_from_drift(self, known: FormatMatch, failures: int) -> bool:
+        """Drift: learn instructions from this document and propose them as the format's next version,
+        merged with the current one so that both layouts read; the reference gate decides. True when a
+        new version was stored and this row finished with it."""
+        job, ctx, row, d = self.job, self.ctx, self.row, self.d
+        with ctx.library.learn_lock:
+            gen, _quota = self.generate_fixed()
+            if gen is None or gen.instructions is None or not gen.verdict.accepted:
+                return False
+            current = known.instructions
+            candidates: list[tuple[str, Instructions]] = [
+                ("merged: current locators first, the new ones as fallbacks",
+                 lifecycle.merge_instructions(current, gen.instructions)),
+                ("merged: new locators first, the current ones as fallbacks",
+                 lifecycle.merge_instructions(gen.instructions, current)),
+                ("learned from this document", gen.instructions)]
+            refused: lifecycle.Proposal | None = None
+            refused_ins: Instructions | None = None
+            produced_by = f"{job.generator}+drift" + ("+fixer" if gen.changes else "")
+            for how, cand in candidates:
+                ext = execute(cand, d.ix)
+                v = self.check(ext.record, ext)
+                if not v.accepted:                 # a version only from a record verified at the target
+                    continue
+                prop = lifecycle.propose_version(job, ctx.conn, _objects(ctx, job), known.format_id, cand,
+                                                 produced_by=produced_by, reason="drift", source=d.doc.sha256,
+                                                 current=current, store_refused=False)
+                if not prop.accepted:
+                    refused, refused_ins = refused or prop, refused_ins or cand
+                    continue
+                row.format = row_format(known.format_id, prop.version, "known", known.similarity)
+                ref = {k: prop.gate.details.get(k) for k in ("cases", "kept", "improved", "unavailable")}
+                result = RepairResult(ext, v, cand, attempts=gen.attempts + 1, changes=list(gen.changes), log=list(gen.log))
+                result.changes.append(Change(result.attempts, "<instructions>", known.version, prop.version,
+                                             f"drift after {failures} failed replays: new version {prop.version} "
+                                             f"({how}); reference gate {ref}"))
+                self.finish(result, repaired=True)
+                row.repairs = [c.to_json() for c in result.changes[-1:]] + row.repairs
+                ctx.library.add_exemplar(known.format_id, d.vec, job.key)
+                return True
+            if refused is not None and refused_ins is not None:
+                lifecycle.propose_version(job, ctx.conn, _objects(ctx, job), known.format_id, refused_ins,
+                                          produced_by=produced_by, reason="drift", source=d.doc.sha256, current=current)
+            return False
+
+    def learn(self, best_sim: float, known_result: RepairResult | None) -> None:
+        """New format: generate (and fix) instructions; learn them when the record is accepted
+        (learn only from trust), else finish for review with the better of this attempt and the
+        known format's (`known_result`, when a known format's replay led here)."""
+        job, ctx, row, timer, d = self.job, self.ctx, self.row, self.timer, self.d
+        known_format = row.format.copy()
+        known_status = d.format_status
+        d.format_status = None                            # a new format: no lifecycle yet
+        d.history = self.history(None)
+        result, quota_reason = self.generate_fixed()
+        if result is None:
+            if known_result is not None:
+                self.finish(known_result, repaired=False)
+            row.fail("quota_exceeded", "quota_exceeded", quota_reason or "token quota exhausted")
+            return
+        if known_result is not None:
+            result.attempts += known_result.attempts
+        if job.doubt_repair:
+            result = doubt.resolve(result, self.check)
+        if result.verdict.accepted and result.instructions is not None:      # learn only from trust
+            status = job.policy.new_format_status
+            with timer.stage("learn"):
+                produced_by = job.generator + ("+fixer" if result.changes else "")
+                fid, version = ctx.library.learn(ctx.conn, d.vec, job.key, result.instructions, produced_by=produced_by,
+                                                 status=status,
+                                                 meta={"first_document": d.doc.sha256, "source": Path(row.source).name})
+                store.set_version_meta(ctx.conn, fid, version, {"reason": "first document", "source": d.doc.sha256,
+                                                                "source_name": Path(row.source).name})
+            row.format = row_format(fid, version, "new", best_sim)
+            if status != "active" and not job.policy.pending_may_pass:
+                d.format_status = status
+                result.verdict = self.check(result.extraction.record, result.extraction)
+            self.finish(result, repaired=bool(result.changes) or known_result is not None)
+            return
+        if known_result is not None and _score(known_result) >= _score(result):
+            result = known_result                    # keep the known format's attempt for the reviewer
+            row.format = known_format
+            d.format_status = known_status
+        else:
+            row.format = row_format(match="new", similarity=best_sim)
+        self.finish(result, repaired=False)
 
 
 class DriftQueue:
@@ -446,13 +389,13 @@ class DriftQueue:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._items: dict[str, tuple[FormatMatch, _Doc, str, int]] = {}
+        self._items: dict[str, tuple[FormatMatch, DocState, str, int]] = {}
 
-    def put(self, known: FormatMatch, d: _Doc, source: str, failures: int) -> None:
+    def put(self, known: FormatMatch, d: DocState, source: str, failures: int) -> None:
         with self._lock:
             self._items[known.format_id] = (known, d, source, failures)
 
-    def take(self) -> list[tuple[FormatMatch, _Doc, str, int]]:
+    def take(self) -> list[tuple[FormatMatch, DocState, str, int]]:
         with self._lock:
             items = list(self._items.values())
             self._items.clear()
@@ -489,18 +432,18 @@ def propose_queued_drift(job: Job, ctx: RunContext) -> list[DriftOutcome]:
     out: list[DriftOutcome] = []
     for known, d, source, failures in ctx.drift.take():
         t0 = time.perf_counter()
-        scratch, timer = Row(source=source), _Timer()
-        d.history = _history(job, ctx, d, known.format_id)
+        scratch = Row(source=source)
+        run = DocumentRun(job, ctx, scratch, Timer(), d)
+        d.history = run.history(known.format_id)
         d.format_status = known.status
-        check = _verifier(job, ctx, d)
         try:
-            if _propose_from_drift(known, d, job, ctx, scratch, timer, check, failures):
+            if run.propose_from_drift(known, failures):
                 o = DriftOutcome(known.format_id, source, "new_version", version=scratch.format.get("version"))
             elif d.generated is None:
                 o = DriftOutcome(known.format_id, source, "quota_exceeded")
             elif d.generated.verdict.passed and d.generated.instructions is not None:
                 with ctx.library.learn_lock:
-                    _learn(d, job, ctx, scratch, timer, check, known.similarity, None)
+                    run.learn(known.similarity, None)
                 o = DriftOutcome(known.format_id, source, "new_format", new_format_id=scratch.format.get("id"))
             else:
                 o = DriftOutcome(known.format_id, source, "refused")
@@ -509,47 +452,3 @@ def propose_queued_drift(job: Job, ctx: RunContext) -> list[DriftOutcome]:
         o.ms = round((time.perf_counter() - t0) * 1000, 1)
         out.append(o)
     return out
-
-
-def _learn(d: _Doc, job: Job, ctx: RunContext, row: Row, timer: _Timer, check: VerifyFn, best_sim: float,
-           known_result: RepairResult | None) -> None:
-    known_format = dict(row.format)
-    known_status = d.format_status
-    d.format_status = None                            # a new format: no lifecycle yet
-    d.history = _history(job, ctx, d, None)
-    result, quota_reason = _generate_fixed(d, job, row, timer, check)
-    if result is None:
-        if known_result is not None:
-            _finish(row, known_result, repaired=False, job=job, check=check)
-        row.fail("quota_exceeded", "quota_exceeded", quota_reason or "token quota exhausted")
-        return
-    if known_result is not None:
-        result.attempts += known_result.attempts
-    if job.doubt_repair:
-        result = doubt.resolve(result, check)
-    if result.verdict.accepted and result.instructions is not None:      # learn only from trust
-        status = job.policy.new_format_status
-        with timer.stage("learn"):
-            produced_by = job.generator + ("+fixer" if result.changes else "")
-            fid, version = ctx.library.learn(ctx.conn, d.vec, job.key, result.instructions, produced_by=produced_by,
-                                             status=status,
-                                             meta={"first_document": d.doc.sha256, "source": Path(row.source).name})
-            store.set_version_meta(ctx.conn, fid, version, {"reason": "first document", "source": d.doc.sha256,
-                                                            "source_name": Path(row.source).name})
-        row.format = {"id": fid, "version": version, "match": "new", "similarity": round(best_sim, 4)}
-        if status != "active" and not job.policy.pending_may_pass:
-            d.format_status = status
-            result.verdict = check(result.extraction.record, result.extraction)
-        _finish(row, result, repaired=bool(result.changes) or known_result is not None, job=job, check=check)
-        return
-    if known_result is not None and _score(known_result) >= _score(result):
-        result = known_result                    # keep the known format's attempt for the reviewer
-        row.format = known_format
-        d.format_status = known_status
-    else:
-        row.format = {"id": None, "version": None, "match": "new", "similarity": round(best_sim, 4)}
-    _finish(row, result, repaired=False, job=job, check=check)
-
-
-def _score(r: RepairResult) -> tuple:
-    return (r.verdict.passed, -r.verdict.n_errors, r.verdict.score)

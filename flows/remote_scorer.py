@@ -25,7 +25,7 @@ class RemoteScorer(ModelScorer):
     def __init__(self, client: ModelClient) -> None:
         status = client.status()
         meta = {"feature_version": status.model.feature_version, "server": client.url}
-        super().__init__(None, meta, Path(status.model.weights))     # checks the feature version
+        super().__init__(None, meta, Path(status.model.weights))  # type: ignore[arg-type]  # no local ranker: the server scores
         self.cfg = MoEConfig(**status.model.config)                    # a residual model's map is applied here
         self.client = client
         self.name = f"model:{Path(status.model.weights).stem}@{client.url}"

@@ -93,7 +93,7 @@ def summarize_rows(rows: Sequence[Mapping[str, Any]]) -> dict:
                "max_ms": round(max(v), 1), "documents": len(v)}
               for k, v in sorted(stages.items(), key=lambda kv: -sum(kv[1])) if k != "total"]
     total = stages.get("total", [])
-    top = max(bins) if bins and max(bins) else 1
+    top = max(bins, default=0) or 1
     return {"documents": len(rows), "statuses": statuses.most_common(), "reasons": why.most_common(20),
             "confidence": {"what": what, "n": len(confs), "bins": bins, "top": top,
                            "median": round(statistics.median(confs), 3) if confs else None},
@@ -147,7 +147,7 @@ def write_report(results_path: str | Path, settings: Settings, schema: Mapping[s
                 shown = pages[:MAX_PAGES_PER_DOCUMENT]
                 entry["more_pages"] = len(pages) - len(shown)
                 uris = {p.number: _jpeg_uri(cache, sha, data, p.number, width) for p in shown} if has_image(data) else {}
-                entry["pages"] = page_models(shown, fields, item_boxes(r), (lambda n: uris.get(n)) if uris else None)
+                entry["pages"] = page_models(shown, fields, item_boxes(r), uris.get if uris else None)
                 drawn += len(shown)
         docs.append(entry)
     style, script = STYLE.read_text("utf-8"), SCRIPT.read_text("utf-8")
@@ -164,6 +164,7 @@ def report_for_batch(args: Any, out: Path) -> None:
     """`extract --report`: write the report of the batch just run; a report that cannot be written
     is said on stderr and does not change the batch's exit status."""
     import sys
+
     from docassay.flows.batch import load_schema
     try:
         info = write_report(Path(out) / "results.jsonl", Settings.load(home=args.home, db=args.db),

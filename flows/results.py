@@ -7,7 +7,7 @@ from collections import Counter
 from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from pathlib import Path
-from typing import Iterable
+from typing import Any, Iterable, Literal, TypedDict
 
 from docassay.infra.errors import ConfigError, StorageError
 
@@ -24,6 +24,28 @@ class Status(StrEnum):
     ERROR = "error"                    # the document could not be read (its `error` says why)
 
 
+Match = Literal["known", "new", "einvoice"]
+"""How a row's document met its format: a stored format matched, a new one, or the e-invoice's XML."""
+
+SIMILARITY_DIGITS = 4
+"""Decimals of the fingerprint similarity written in a row's `format`."""
+
+
+class RowFormat(TypedDict):
+    """A row's `format`: the stored format that read the document and how it was found. A dict at
+    run time (written to results.jsonl as it is); build it with `row_format`."""
+    id: str | None                 # the format's id; None when no format was kept
+    version: int | None            # its instruction version
+    match: Match | None            # None: the document never reached format matching
+    similarity: float | None       # to the nearest stored format (rounded); None when not compared
+
+
+def row_format(format_id: str | None = None, version: int | None = None, match: Match | None = None,
+               similarity: float | None = None) -> RowFormat:
+    return {"id": format_id, "version": version, "match": match,
+            "similarity": None if similarity is None else round(similarity, SIMILARITY_DIGITS)}
+
+
 STATUSES = tuple(s.value for s in Status)
 FAILED_STATUSES = (Status.FAILED.value, Status.ERROR.value, Status.QUOTA_EXCEEDED.value)
 
@@ -33,7 +55,7 @@ class Row:
     source: str
     sha256: str | None = None
     status: str = "failed"
-    format: dict = field(default_factory=lambda: {"id": None, "version": None, "match": None, "similarity": None})
+    format: RowFormat = field(default_factory=row_format)
     record: dict = field(default_factory=dict)
     provenance: dict = field(default_factory=dict)
     verification: dict = field(default_factory=dict)
@@ -54,7 +76,7 @@ class Row:
         self.error = {"kind": kind, "message": _clean(message)}
 
     def finish(self, result, *, repaired: bool) -> None:  # result: extractors.instructions.repair.RepairResult
-        self.record = result.extraction.record
+        self.record = result.verdict.delivered(result.extraction.record)   # doubtful optional values left out
         self.provenance = result.extraction.provenance_json()
         self.verification = result.verdict.to_json()
         self.attempts = result.attempts
@@ -69,7 +91,7 @@ class Row:
             self.status = "needs_review"
 
     def to_json(self) -> dict:
-        d = {"source": self.source, "sha256": self.sha256, "status": self.status, "format": self.format,
+        d: dict[str, Any] = {"source": self.source, "sha256": self.sha256, "status": self.status, "format": self.format,
              "record": self.record, "provenance": self.provenance, "verification": self.verification,
              "attempts": self.attempts, "model_tokens": self.model_tokens, "timings_ms": self.timings_ms,
              "error": self.error}
@@ -159,6 +181,7 @@ class ResultsWriter:
 
     def _cut_back(self, size: int) -> None:
         """Drop whatever part of a failed row reached the file (truncating needs no free space)."""
+        assert self._fd is not None                   # called by write, on the open file
         try:
             os.ftruncate(self._fd, size)
             os.lseek(self._fd, size, os.SEEK_SET)

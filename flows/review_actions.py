@@ -26,7 +26,7 @@ from docassay.extractors.errors import InstructionError, ParseError
 from docassay.extractors.fingerprint import fingerprint
 from docassay.extractors.instructions.executor import execute
 from docassay.extractors.instructions.from_record import instructions_from_record
-from docassay.extractors.instructions.model import Instructions, Locale
+from docassay.extractors.instructions.language import Instructions, Locale
 from docassay.extractors.instructions.model_data import same_value
 from docassay.extractors.instructions.values import normalize
 from docassay.extractors.parsers import parse
@@ -35,12 +35,12 @@ from docassay.flows import lifecycle
 from docassay.flows.verification import settings_for, verify_record
 from docassay.infra import review_store, store
 from docassay.infra.errors import ConfigError, DocassayError
+from docassay.verifiers.context import VerifyContext
 from docassay.verifiers.gates import format as format_gate
 from docassay.verifiers.gates.reference import disagreements
-from docassay.verifiers.context import VerifyContext
 
 if TYPE_CHECKING:
-    from docassay.flows.pipeline import Job, RunContext
+    from docassay.flows.context import Job, RunContext
 
 __all__ = ["REVIEWABLE", "ReviewError", "Session", "Teaching", "Decision", "accept", "correct", "reject",
            "parse_value", "corrections_from", "teach", "load_document", "locale_of"]
@@ -261,6 +261,8 @@ def _document_index(session: Session, doc: dict) -> DocIndex | str:
     key = doc.get("object_key")
     if not key:
         return "the document's bytes were not kept"
+    if session.ctx.objects is None:
+        return "no document store to read the document's bytes from"
     try:
         data = session.ctx.objects.get(key)
     except KeyError:
@@ -368,10 +370,12 @@ def _new_version(session: Session, doc: dict, ix: DocIndex, learned: Instruction
     held = _held(job, current, ix, doc["record"], corrected)
     refused: lifecycle.Proposal | None = None
     same = _without_producer(current)
+    objects = session.ctx.objects
+    assert objects is not None                    # ix was read from it (_document_index)
     for how, cand in candidates:
         if _without_producer(cand) == same or _reads_back(job, cand, ix, doc["record"], held, corrected) is None:
             continue
-        prop = lifecycle.propose_version(job, conn, session.ctx.objects, fid, replace(cand, produced_by=PRODUCED_BY),
+        prop = lifecycle.propose_version(job, conn, objects, fid, replace(cand, produced_by=PRODUCED_BY),
                                          produced_by=f"{PRODUCED_BY}:{by}", reason="correction",
                                          source=doc["sha256"], current=current, store_refused=False)
         ref = {k: v for k, v in prop.gate.details.items() if k != "per_case"}

@@ -67,7 +67,7 @@ def _json(v: Any) -> str:
     return json.dumps(v, ensure_ascii=False, default=str)
 
 
-def field_states(row: Mapping[str, Any]) -> dict[str, dict]:
+def field_states(row: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
     """The row's per-field confidence block, wherever it is kept (the row, or its verification)."""
     f = row.get("fields")
     if not isinstance(f, Mapping):

@@ -16,6 +16,7 @@ record never replaces a person's: a reviewed document keeps its status and value
 """
 from __future__ import annotations
 
+from datetime import date
 from typing import Any
 
 from docassay.flows.results import Row
@@ -64,7 +65,7 @@ def mark_duplicate(row: Row, prior: dict | None) -> bool:
         return False                              # the same file again after it was not accepted: a retry
     first = prior.get("first_seen")
     row.duplicate_of = {"sha256": prior["sha256"], "source": prior.get("source"),
-                        "first_seen": first.isoformat() if hasattr(first, "isoformat") else first,
+                        "first_seen": first.isoformat() if isinstance(first, date) else first,
                         "status": prior.get("status")}
     return True
 

@@ -13,14 +13,14 @@ from docassay.verifiers.settings import VerifySettings
 from docassay.verifiers.verify import verify
 
 if TYPE_CHECKING:
-    from docassay.flows.pipeline import Job
+    from docassay.flows.context import Job
 
 __all__ = ["verify_record", "settings_for"]
 
 
 def settings_for(job: "Job") -> VerifySettings:
     """The job's verification settings: explicit ones, else those the schema declares."""
-    return job.verify_settings if job.verify_settings is not None else VerifySettings.from_schema(job.schema)
+    return job.verify_config()
 
 
 def verify_record(job: "Job", conn: Any, record: Mapping[str, Any], extraction: Any = None, *,

@@ -12,8 +12,8 @@ import dataclasses
 import threading
 
 from docassay.extractors.library import FormatLibrary
+from docassay.flows.context import Job, RunContext
 from docassay.flows.jobs import JobOptions, build_job
-from docassay.flows.pipeline import Job, RunContext
 from docassay.infra.db import Database
 
 __all__ = ["job_context", "close", "close_all"]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
+from typing import Any
 
 from docassay.infra.errors import ConfigError
 
@@ -58,7 +59,7 @@ class Settings:
 
     @classmethod
     def load(cls, **overrides: object) -> "Settings":
-        values: dict[str, object] = {}
+        values: dict[str, Any] = {}
         for f in fields(cls):
             env = os.environ.get(f"DOCASSAY_{f.name.upper()}")
             if env is None or f.name == "limits":

@@ -51,7 +51,7 @@ class ObjectStore(ABC):
     def open(url: str | Path) -> "ObjectStore":
         u = str(url)
         if u.startswith("s3://"):
-            from docassay.infra.s3 import S3ObjectStore   # optional dependency (boto3)
+            from docassay.infra.s3 import S3ObjectStore  # optional dependency (boto3)
             return S3ObjectStore.from_url(u)
         return LocalObjectStore(Path(u))
 

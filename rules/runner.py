@@ -31,13 +31,22 @@ from psycopg import sql
 
 from docassay.rules.errors import RuleError
 from docassay.rules.loader import Rule, Severity, check_statement
-from docassay.rules.relations import MAX_PARAMS, BoundRelations, Coercion, RelationSchema, bind_record, relation_schema, wrap_rule
-from docassay.rules.sandbox import SandboxLimits, SandboxUnavailable, enter_statements, ensure_sandbox
+from docassay.rules.relations import (
+    MAX_PARAMS,
+    BoundRelations,
+    Coercion,
+    RelationSchema,
+    bind_record,
+    relation_schema,
+    wrap_rule,
+)
+from docassay.rules.sandbox import SandboxLimits, SandboxUnavailable, ensure_sandbox, enter_statements
 
 __all__ = ["Violation", "RuleResult", "run_rules", "check_rules", "DEFAULT_MAX_VIOLATIONS"]
 
 JSONValue = Any      # None | bool | int | float | str | list | dict, as json.dumps accepts
 DEFAULT_MAX_VIOLATIONS = 100
+DEFAULT_LIMITS = SandboxLimits()     # frozen, so one shared default is safe
 _log = logging.getLogger(__name__)
 
 
@@ -89,7 +98,7 @@ def run_rules(
     timeout_ms: int,
     max_violations: int = DEFAULT_MAX_VIOLATIONS,
     sandbox: bool = True,
-    limits: SandboxLimits = SandboxLimits(),
+    limits: SandboxLimits = DEFAULT_LIMITS,
 ) -> list[RuleResult]:
     """Run every rule against `record`; one result per rule, in order.
 
@@ -246,10 +255,10 @@ def check_rules(conn: psycopg.Connection, schema: Mapping[str, Any] | RelationSc
     relation, or a type error; SchemaMappingError when the schema has no relations."""
     rs = schema if isinstance(schema, RelationSchema) else relation_schema(schema)
     bound = bind_record(rs, {})
-    enter: sql.Composable = sql.SQL("SET TRANSACTION READ ONLY; SET LOCAL statement_timeout = {}").format(
+    enter: sql.Composed = sql.SQL("SET TRANSACTION READ ONLY; SET LOCAL statement_timeout = {}").format(
         sql.Literal(max(1, int(timeout_ms))))
     if sandbox and rules:              # planned as the rules will run: in the sandbox (SandboxUnavailable propagates)
-        enter = enter_statements(SandboxLimits(), timeout_ms=timeout_ms, superuser=ensure_sandbox(conn))
+        enter = enter_statements(DEFAULT_LIMITS, timeout_ms=timeout_ms, superuser=ensure_sandbox(conn))
     for rule in rules:
         rule_sql = _checked_sql(rule)
         query = sql.SQL("EXPLAIN ") + wrap_rule(bound, rule_sql)
@@ -276,8 +285,9 @@ def _column_names(description: Any) -> list[str]:
 
 def _violation(rule: Rule, names: list[str], row: Sequence[Any]) -> Violation:
     values = {n: _jsonable(v) for n, v in zip(names, row)}
-    field = values.get("field") if isinstance(values.get("field"), str) else (", ".join(rule.fields) or None)
-    message = values.get("message") if isinstance(values.get("message"), str) else rule.message
+    given_field, given_message = values.get("field"), values.get("message")
+    field = given_field if isinstance(given_field, str) else (", ".join(rule.fields) or None)
+    message = given_message if isinstance(given_message, str) else rule.message
     if "actual" not in values and rule.fields and rule.fields[0] in values:
         values = {**values, "actual": values[rule.fields[0]]}
     return Violation(rule.name, rule.severity, field, message, values)

@@ -43,6 +43,7 @@ from __future__ import annotations
 import hashlib
 import threading
 from dataclasses import dataclass
+from typing import Any
 
 import psycopg
 from psycopg import sql
@@ -162,11 +163,11 @@ def verify(conn: psycopg.Connection) -> list[str]:
         "WHERE m.member = %s ORDER BY 1", [oid])]
     if member_of:
         problems.append(f"the role {ROLE_NAME} is a member of {', '.join(member_of)}")
-    if not conn.execute("SELECT pg_catalog.pg_has_role(session_user, %s, %s)",
-                        [ROLE_NAME, "SET" if conn.info.server_version >= 160000 else "MEMBER"]).fetchone()[0]:
+    if not _value(conn.execute("SELECT pg_catalog.pg_has_role(session_user, %s, %s)",
+                        [ROLE_NAME, "SET" if conn.info.server_version >= 160000 else "MEMBER"])):
         problems.append(f"the login {_session_user(conn)} may not SET ROLE {ROLE_NAME}")
-    callable_ = [f for f in REVOKED_FUNCTIONS if conn.execute(
-        "SELECT pg_catalog.has_function_privilege(%s, %s, 'EXECUTE')", [ROLE_NAME, f]).fetchone()[0]]
+    callable_ = [f for f in REVOKED_FUNCTIONS if _value(conn.execute(
+        "SELECT pg_catalog.has_function_privilege(%s, %s, 'EXECUTE')", [ROLE_NAME, f]))]
     if callable_:
         problems.append(f"PUBLIC may execute {', '.join(callable_)}")
     readable = [r for (r,) in conn.execute(
@@ -191,7 +192,7 @@ def verify(conn: psycopg.Connection) -> list[str]:
         [list(FORBIDDEN_EXTENSIONS)])]
     if extensions:
         problems.append(f"the extensions {', '.join(extensions)} are installed (they reach other servers or files)")
-    if conn.execute("SELECT pg_catalog.current_setting('lo_compat_privileges')").fetchone()[0] != "off":
+    if _value(conn.execute("SELECT pg_catalog.current_setting('lo_compat_privileges')")) != "off":
         problems.append("lo_compat_privileges is on (every large object would be readable)")
     return problems
 
@@ -212,7 +213,7 @@ def _set_up(conn: psycopg.Connection, superuser: bool) -> None:
     login = _session_user(conn)
     role = sql.Identifier(ROLE_NAME)
     who = sql.Identifier(login)
-    steps: list[sql.Composable] = []
+    steps: list[sql.Composed] = []
     if not conn.execute("SELECT 1 FROM pg_catalog.pg_roles WHERE rolname = %s", [ROLE_NAME]).fetchone():
         steps.append(sql.SQL("CREATE ROLE {} NOLOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOINHERIT "
                              "NOREPLICATION NOBYPASSRLS").format(role))
@@ -239,4 +240,12 @@ def _is_superuser(conn: psycopg.Connection) -> bool:
 
 
 def _session_user(conn: psycopg.Connection) -> str:
-    return str(conn.execute("SELECT session_user").fetchone()[0])
+    return str(_value(conn.execute("SELECT session_user")))
+
+
+def _value(cur: psycopg.Cursor) -> Any:
+    """The one value of a SELECT of functions (which always returns one row)."""
+    row = cur.fetchone()
+    if row is None:
+        raise RuntimeError("a one-row catalog query returned no row")
+    return row[0]

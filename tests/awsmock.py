@@ -4,9 +4,8 @@ moto answers the operations it implements in-process; an operation it lacks (S3 
 QueryVectors, Textract AnalyzeDocument) would otherwise be sent to the real endpoint. `aws_offline`
 sets fake credentials and a region, clears profiles and endpoint overrides, and makes every socket
 connection to anything but loopback or a Unix socket fail, so such a call fails here instead of
-leaving the machine. Use it in every test that builds a boto3 client:
-
-    from awsmock import aws_offline  # noqa: F401  (fixture)
+leaving the machine. Use it in every test that builds a boto3 client (a parameter `aws_offline`, or
+`pytest.mark.usefixtures("aws_offline")`); tests/conftest.py loads this module as a plugin, so no import.
 """
 from __future__ import annotations
 

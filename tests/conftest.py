@@ -18,7 +18,18 @@ from typing import Iterator
 
 import pytest
 
+from docassay.flows.prefect_env import DEFAULTS as _PREFECT_DEFAULTS
 from docassay.infra.db.scratch import fresh_database  # noqa: F401  (re-exported: tests import it from here)
+
+# Prefect reads its settings once, when it is first imported, which in a test session may be long
+# before any docassay command sets its defaults: set them now, so that an ephemeral Prefect API on a
+# loaded machine gets the same start-up time (120 s) as a command does, not Prefect's 20 s.
+for _k, _v in _PREFECT_DEFAULTS.items():
+    os.environ.setdefault(_k, _v)
+
+# tests/awsmock.py as a plugin: its `aws_offline` fixture is there for every test without an import (an imported
+# fixture reads to pyflakes as an unused name that a parameter then redefines).
+pytest_plugins = ["awsmock", "prefect_guard"]   # prefect_guard: the `prefect` marker kept true
 
 TEST_DSN_ENV = "DOCASSAY_TEST_DSN"
 

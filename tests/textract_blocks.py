@@ -62,7 +62,7 @@ def response_for(sd: SynthDoc, *, with_page_numbers: bool = True, checkbox: bool
                 kids.append(word_ids[i])
             # Textract lists a LINE before its WORDs; order in the list does not matter to the mapping.
             line_ids.append(b.add("LINE", line.bbox, children=kids, Text=" ".join(page.words[i].text for i in line.word_ids)))
-        for name, span in sd.truth_spans.fields.items():
+        for span in sd.truth_spans.fields.values():
             if span.page != page.number or span.anchor is None or span.anchor.relation not in ("left", "above"):
                 continue
             value = b.add("KEY_VALUE_SET", span.bbox, children=[word_ids[i] for i in span.word_ids],

@@ -6,6 +6,7 @@ the fixer and the troubleshooter.
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -19,7 +20,7 @@ class Violation:
     severity: str = "error"            # error | warning
     expected: object = None
     actual: object = None
-    alternatives: list[object] = field(default_factory=list)   # [{"value", "how", "text"}]: other readings
+    alternatives: list[object] = dataclasses.field(default_factory=list)   # [{"value", "how", "text"}]: other readings
     repairable: bool = True            # False: repair must not try to make this pass (a duplicate invoice)
 
     @property
@@ -88,6 +89,17 @@ class Verification:
     def doubtful(self) -> list[str]:
         """Required fields whose value is not `verified` at the policy's target, in schema order."""
         return [n for n, f in self.fields.items() if f.required and f.status != "verified"]
+
+    @property
+    def omitted(self) -> list[str]:
+        """Optional fields an accepted record leaves out: doubtful, under the `omit` policy
+        (verifiers.confidence.decision); none while the record is not accepted (values kept)."""
+        return [n for n, f in self.fields.items() if getattr(f, "omitted", False)] if self.accepted else []
+
+    def delivered(self, record: dict) -> dict:
+        """The record as an accepted row delivers it: without its omitted optional fields."""
+        gone = set(self.omitted)
+        return {k: v for k, v in record.items() if k not in gone} if gone else record
 
     @property
     def accepted(self) -> bool:

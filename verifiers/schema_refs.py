@@ -35,7 +35,7 @@ class SchemaRefError(VerifyError):
 
 
 def _retrieve_nothing(uri: str) -> Resource:
-    raise NoSuchResource(ref=uri)
+    raise NoSuchResource(ref=uri)  # type: ignore[call-arg]  # an attrs class; its field is `ref`
 
 
 REGISTRY: Registry = Registry(retrieve=_retrieve_nothing)   # type: ignore[call-arg]
@@ -45,7 +45,8 @@ def bundle(schema: dict[str, Any], path: str | Path, allowed_dirs: Sequence[str 
     """`schema` (read from `path`) with every document it `$ref`s embedded; see the module docstring."""
     path = Path(path).resolve()
     roots = [path.parent, *(Path(d).resolve() for d in allowed_dirs)]
-    root_uri = schema.get("$id") if isinstance(schema.get("$id"), str) else path.as_uri()
+    given_id = schema.get("$id")
+    root_uri = given_id if isinstance(given_id, str) else path.as_uri()
     out = copy.deepcopy(schema)
     out.setdefault("$id", root_uri)
     known = set(_ids(out, root_uri))

@@ -215,8 +215,9 @@ def _from_schema_json(schema_json: str) -> VerifySettings:
                                      _tolerance(it.get("tolerance", "items_sum"), tolerances, f"{name}.items.tolerance",
                                                 default_mode="number"), absent))
     ev = root.get("evidence") or {}
-    evidence = EvidencePolicy(**{k: _severity(v, f"evidence.{k}") for k, v in ev.items()
-                                 if k in ("label_as_value", "shared_span", "wrong_kind", "position_only")})
+    severities: dict[str, Any] = {k: _severity(v, f"evidence.{k}") for k, v in ev.items()
+                                  if k in ("label_as_value", "shared_span", "wrong_kind", "position_only")}
+    evidence = EvidencePolicy(**severities)
     kw: dict[str, Any] = {}
     for key in ("optional_share", "min_score", "empty_page_share"):
         if key in root:

@@ -22,8 +22,9 @@ from typing import Callable
 from docassay.verifiers.checks import run_checks
 from docassay.verifiers.confidence import ConfidencePolicy, assess, field_bases, load_default
 from docassay.verifiers.context import VerifyContext
-from docassay.verifiers.gates import (completeness, consistency, coverage, evidence, format as format_gate, lifecycle,
-                             rules as rules_gate, stale)
+from docassay.verifiers.gates import completeness, consistency, coverage, evidence, lifecycle, stale
+from docassay.verifiers.gates import format as format_gate
+from docassay.verifiers.gates import rules as rules_gate
 from docassay.verifiers.result import GateResult, Verification, Violation
 from docassay.verifiers.score import score_record
 

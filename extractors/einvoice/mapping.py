@@ -211,7 +211,7 @@ def _read(inv: EInvoice, fm: FieldMap, prop: Mapping[str, Any], line_idx: int | 
     if fm.xpath is not None:
         node = inv.line_elements[line_idx] if line_idx is not None else None
         try:
-            found = inv.xpath(fm.xpath, node)
+            found: Any = inv.xpath(fm.xpath, node)      # lxml: a node list, a string, a number or a bool
         except etree.XPathError as exc:
             raise ConfigError(f"x-docassay einvoice XPath of {fm.field!r} is not valid: {fm.xpath!r} ({exc})",
                               field=fm.field) from exc

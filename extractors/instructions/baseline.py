@@ -9,10 +9,9 @@ carry legal forms, a value should not itself read as a label.
 from __future__ import annotations
 
 import re
-
-from docassay.extractors.instructions.proposals import Proposal
 from functools import lru_cache
 
+from docassay.extractors.instructions.proposals import Proposal
 from docassay.extractors.labels import FieldSpec, fold_label, label_score
 from docassay.extractors.spans import DocIndex
 
@@ -129,9 +128,9 @@ def _address_evidence(text: str) -> float:
 def _font_rank(ix: DocIndex, p: Proposal) -> float:
     """1 when the span is printed in the largest font on its page (a letterhead), else less."""
     page = ix.doc.pages[p.span.page - 1]
-    sizes = [w.font_size for w in page.words if w.font_size]
+    sizes = [fs for w in page.words if (fs := w.font_size)]
     if not sizes:
         return 0.0
     seg = ix.segment(p.span.page, p.span.line, p.span.segment)
-    own = [page.words[i].font_size for i in range(seg.start, seg.end) if page.words[i].font_size]
+    own = [fs for i in range(seg.start, seg.end) if (fs := page.words[i].font_size)]
     return (max(own) / max(sizes)) if own else 0.0

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 
 from docassay.extractors import normalize as norm
 from docassay.extractors.document import BBox, Document
-from docassay.extractors.instructions.model import FieldRule, Instructions, Locale, Locator, TableRule
 from docassay.extractors.instructions import values as V
+from docassay.extractors.instructions.language import FieldRule, Instructions, Locale, Locator, TableRule
 from docassay.extractors.labels import fold_label
 from docassay.extractors.spans import DocIndex, LabelMatch, Segment, Span
 
@@ -396,9 +396,9 @@ def _header_zones(pi, band: list[int], cols: dict[str, LabelMatch]) -> list[tupl
     cells: list[list[float]] = []                   # [x0, x1] merged over stacked header lines
     for li in band:
         for seg in pi.segments_by_line[li]:
-            for c in cells:
-                if min(c[1], seg.bbox.x1) - max(c[0], seg.bbox.x0) > 0:
-                    c[0], c[1] = min(c[0], seg.bbox.x0), max(c[1], seg.bbox.x1)
+            for cell in cells:
+                if min(cell[1], seg.bbox.x1) - max(cell[0], seg.bbox.x0) > 0:
+                    cell[0], cell[1] = min(cell[0], seg.bbox.x0), max(cell[1], seg.bbox.x1)
                     break
             else:
                 cells.append([seg.bbox.x0, seg.bbox.x1])
@@ -514,7 +514,7 @@ def execute_table(ix: DocIndex, table: TableRule, locale: Locale) -> tuple[list[
             if not cells:
                 continue
             values: dict[str, object] = {}
-            for col, (t, b) in cells.items():
+            for col, (t, _box) in cells.items():
                 v = V.normalize(t, table.columns[col].type, locale, {})
                 if v is not None:
                     values[col] = v

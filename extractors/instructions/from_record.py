@@ -18,7 +18,7 @@ from typing import Mapping
 from docassay.extractors.instructions import baseline
 from docassay.extractors.instructions.executor import Extraction, execute, execute_table, locate
 from docassay.extractors.instructions.generator import Scorer, detect_locale, generate, schema_fields
-from docassay.extractors.instructions.model import Instructions, Locale, TableRule
+from docassay.extractors.instructions.language import Instructions, Locale, TableRule
 from docassay.extractors.instructions.model_data import same_value
 from docassay.extractors.instructions.proposals import Proposal
 from docassay.extractors.labels import FieldSpec

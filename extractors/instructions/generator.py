@@ -15,7 +15,7 @@ from docassay.extractors import normalize as norm
 from docassay.extractors.document import Document
 from docassay.extractors.instructions import baseline
 from docassay.extractors.instructions.executor import Extraction, execute, execute_table
-from docassay.extractors.instructions.model import Column, Instructions, Locale, TableRule
+from docassay.extractors.instructions.language import Column, Instructions, Locale, TableRule
 from docassay.extractors.instructions.proposals import Proposal, propose
 from docassay.extractors.labels import LEXICON, FieldSpec, field_specs, fold_label, label_score
 from docassay.extractors.spans import DocIndex
@@ -49,7 +49,8 @@ class Generation:
 def schema_fields(schema: Mapping[str, object]) -> tuple[list[FieldSpec], dict[str, list[FieldSpec]]]:
     """Scalar field specs and, per array-of-objects property, its column specs."""
     props = schema.get("properties", {})
-    required = tuple(schema.get("required", ()))  # type: ignore[arg-type]
+    req = schema.get("required", ())
+    required = tuple(str(r) for r in req) if isinstance(req, (list, tuple)) else ()
     assert isinstance(props, Mapping)
     scalars = field_specs(props, required)
     tables: dict[str, list[FieldSpec]] = {}
@@ -173,7 +174,7 @@ def propose_tables(ix: DocIndex, columns: list[FieldSpec], locale: Locale) -> li
     for (page, line), cols in header_lines[:3]:
         # One printed header per column; a printed phrase claimed by two columns goes to the better.
         by_text: dict[str, str] = {}
-        for c, (sc, printed) in sorted(cols.items(), key=lambda kv: -kv[1][0]):
+        for c, (_score, printed) in sorted(cols.items(), key=lambda kv: -kv[1][0]):
             by_text.setdefault(fold_label(printed), c)
         chosen = {c: cols[c][1] for c in by_text.values()}
         if len(chosen) < 2:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Callable, Iterator, Mapping
+from typing import Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -24,7 +24,7 @@ from docassay.extractors.document import BBox, Document, Page, Word
 from docassay.extractors.instructions import baseline
 from docassay.extractors.instructions.executor import locate
 from docassay.extractors.instructions.generator import detect_locale, schema_fields
-from docassay.extractors.instructions.model import Locale
+from docassay.extractors.instructions.language import Locale
 from docassay.extractors.instructions.model_features import FEATURE_VERSION, featurize
 from docassay.extractors.instructions.proposals import Proposal, propose
 from docassay.extractors.labels import LEXICON, FieldSpec
@@ -86,7 +86,7 @@ def _read(ix: DocIndex, p: Proposal, spec: FieldSpec, locale: Locale) -> object:
 
 
 def label_proposals(ix: DocIndex, truth: Mapping[str, object], specs: list[FieldSpec],
-                    siblings: list[tuple[DocIndex, Mapping[str, object]]]) -> Labelled:
+                    siblings: Sequence[tuple[DocIndex, Mapping[str, object]]]) -> Labelled:
     """Every proposal of one document, scored by the baseline, with `value_ok` and `gen_ok`
     (`siblings`: the other documents of its format, with their truth)."""
     locale = detect_locale(ix)

@@ -312,6 +312,7 @@ def _numeric(ix: DocIndex, spec: FieldSpec, rivals: tuple[tuple[str, ...], ...],
     uppers = sum(ch.isupper() for ch in text)
     v = p.value
     is_amount = isinstance(v, float) and spec.type in ("amount", "number", "integer")
+    a = v if isinstance(v, float) else 0.0         # the amount (read only where is_amount)
     own = label_score(p.label, spec.labels)[0] if p.label else 0.0
     rival = max((label_score(p.label, r)[0] for r in rivals), default=0.0) if p.label else 0.0
     s_own = label_score(p.section, spec.labels)[0] if p.section else 0.0
@@ -326,9 +327,9 @@ def _numeric(ix: DocIndex, spec: FieldSpec, rivals: tuple[tuple[str, ...], ...],
         *(1.0 if spec.type == t else 0.0 for t in _TYPES),
         1.0 if p.label else 0.0, min(len(label_words), 8) / 8, 1.0 if p.label.rstrip().endswith(":") else 0.0,
         1.0 if p.section else 0.0,
-        math.log10(1 + abs(v)) / 6 if is_amount else 0.0, 1.0 if is_amount and v < 0 else 0.0,
-        1.0 if is_amount and v == 0 else 0.0, amount_rank.get(abs(v), 0.0) if is_amount else 0.0,
-        1.0 if is_amount and max_amount is not None and abs(v) == max_amount else 0.0,
+        math.log10(1 + abs(a)) / 6 if is_amount else 0.0, 1.0 if is_amount and a < 0 else 0.0,
+        1.0 if is_amount and a == 0 else 0.0, amount_rank.get(abs(a), 0.0) if is_amount else 0.0,
+        1.0 if is_amount and max_amount is not None and abs(a) == max_amount else 0.0,
         min(len(text), 60) / 60, min(len(text.split()), 10) / 10, digits / max(len(text), 1),
         uppers / max(letters, 1), 1.0 if _LEGAL.search(text) else 0.0, 1.0 if text.rstrip().endswith(":") else 0.0,
         own, rival, own - rival, s_own, s_rival, float(p.score),

@@ -8,13 +8,14 @@ function. Both then build instructions from the best proposal per field (`build.
 """
 from __future__ import annotations
 
+import dataclasses
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 from docassay.extractors.document import BBox
-from docassay.extractors.instructions.executor import candidates_for, _text_near
-from docassay.extractors.instructions.model import FieldRule, Locale, Locator
 from docassay.extractors.instructions import values as V
+from docassay.extractors.instructions.executor import _text_near, candidates_for
+from docassay.extractors.instructions.language import FieldRule, Locale, Locator
 from docassay.extractors.labels import FieldSpec
 from docassay.extractors.spans import DocIndex, Span
 
@@ -34,7 +35,7 @@ class Proposal:
     relation: str              # right | below | region | detect | pattern
     rank_hint: int = 0         # position of the span among the locator's candidates (0 = nearest)
     section: str = ""          # the heading of the block the value sits in ("Verkäufer", "Bill to")
-    features: dict[str, float] = field(default_factory=dict)
+    features: dict[str, float] = dataclasses.field(default_factory=dict)
     score: float = 0.0
 
     lines: int = 1             # multi-line values (addresses): how many lines the value spans here

@@ -24,11 +24,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from itertools import product
-from typing import Callable, Protocol
+from typing import AbstractSet, Callable, Generic, Protocol, TypeVar
 
 from docassay.extractors.instructions.executor import Extraction, FieldValue, execute
 from docassay.extractors.instructions.generator import Generation
-from docassay.extractors.instructions.model import Instructions
+from docassay.extractors.instructions.language import Instructions
 from docassay.extractors.spans import DocIndex
 
 __all__ = ["Verdict", "Change", "Attempt", "RepairResult", "fix", "troubleshoot", "MAX_TRIES_PER_ROUND"]
@@ -46,7 +46,9 @@ class Verdict(Protocol):
     score: float
 
 
-VerifyFn = Callable[[dict, Extraction], Verdict]
+V = TypeVar("V", bound=Verdict)
+"""The caller's verdict type (verifiers' Verification): repair returns the verdicts its verify gave."""
+VerifyFn = Callable[[dict, Extraction], V]
 
 
 @dataclass
@@ -76,9 +78,9 @@ class Attempt:
 
 
 @dataclass
-class RepairResult:
+class RepairResult(Generic[V]):
     extraction: Extraction
-    verdict: Verdict
+    verdict: V
     instructions: Instructions | None = None
     attempts: int = 1                                  # verification rounds, the first included
     changes: list[Change] = field(default_factory=list)
@@ -99,20 +101,20 @@ def _better(a: Verdict, b: Verdict) -> bool:
 
 # -- fixer ------------------------------------------------------------------------------------------
 
-def fix(ix: DocIndex, gen: Generation, extraction: Extraction, verdict: Verdict, verify: VerifyFn,
-        *, max_attempts: int) -> RepairResult:
+def fix(ix: DocIndex, gen: Generation, extraction: Extraction, verdict: V, verify: VerifyFn[V],
+        *, max_attempts: int) -> RepairResult[V]:
     """Change the instructions of a new format until the document verifies, within the budget."""
     ins = gen.instructions
     res = RepairResult(extraction, verdict, ins)
     tried_keys: set[tuple] = set()
     while not res.verdict.passed and res.attempts < max_attempts:
         failing = res.verdict.failing_fields
-        options = list(_instruction_options(ix, gen, res.instructions, failing, res.extraction))
+        options = list(_instruction_options(ix, gen, ins, failing, res.extraction))
         options = [o for o in _with_pairs(options) if o[0] not in tried_keys]
         if not options:
             break
         res.attempts += 1
-        best: tuple[Verdict, Instructions, Extraction, list[tuple[str, str]], Attempt] | None = None
+        best: tuple[V, Instructions, Extraction, list[tuple[str, str]], Attempt] | None = None
         for key, cand, how in options[:MAX_TRIES_PER_ROUND]:
             tried_keys.add(key)
             ext = execute(cand, ix)
@@ -134,6 +136,7 @@ def fix(ix: DocIndex, gen: Generation, extraction: Extraction, verdict: Verdict,
         for fname, h in how:
             res.changes.append(Change(res.attempts, fname, res.extraction.record.get(fname), ext.record.get(fname), h))
         res.verdict, res.instructions, res.extraction = v, cand, ext
+        ins = cand
     return res
 
 
@@ -207,8 +210,8 @@ def _merge(a: Instructions, b: Instructions, fa: str, fb: str) -> Instructions:
 
 # -- troubleshooter ---------------------------------------------------------------------------------
 
-def troubleshoot(extraction: Extraction, verdict: Verdict, verify: VerifyFn, *, max_attempts: int,
-                 required: set[str] = frozenset()) -> RepairResult:  # type: ignore[assignment]
+def troubleshoot(extraction: Extraction, verdict: V, verify: VerifyFn[V], *, max_attempts: int,
+                 required: AbstractSet[str] = frozenset()) -> RepairResult[V]:
     """Change this document's values (never the instructions) until it verifies, within the budget."""
     res = RepairResult(extraction, verdict)
     tried: set[tuple] = set()
@@ -241,9 +244,9 @@ def troubleshoot(extraction: Extraction, verdict: Verdict, verify: VerifyFn, *, 
             continue
         v, rec, how, ext, att = best
         att.adopted = True
-        for name, alt in how:
+        for name, chosen in how:
             res.changes.append(Change(res.attempts, name, res.extraction.record.get(name),
-                                      alt.value if alt else None, alt.how if alt else "left out"))
+                                      chosen.value if chosen else None, chosen.how if chosen else "left out"))
         res.verdict, res.extraction = v, ext
     return res
 

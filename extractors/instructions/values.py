@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Mapping
 
 from docassay.extractors import normalize as norm
-from docassay.extractors.instructions.model import Locale
+from docassay.extractors.instructions.language import Locale
 
 __all__ = ["normalize", "readings"]
 
@@ -21,26 +21,24 @@ def normalize(text: str, vtype: str, locale: Locale, overrides: Mapping[str, obj
     if not text:
         return None
     if vtype == "date":
-        p = norm.parse_date(text, order=str(o.get("date_order") or locale.date_order))
-        return p.value.isoformat() if p else None
+        day = norm.parse_date(text, order=str(o.get("date_order") or locale.date_order))
+        return day.value.isoformat() if day else None
     if vtype in ("amount", "number", "integer"):
-        p = norm.parse_amount(text, decimal=str(o.get("decimal") or locale.decimal))
-        if p is None:
+        amount = norm.parse_amount(text, decimal=str(o.get("decimal") or locale.decimal))
+        if amount is None:
             return None
-        v = -abs(p.value) if o.get("negate") else p.value
+        v = -abs(amount.value) if o.get("negate") else amount.value
         if vtype == "integer":
             return int(v) if v == int(v) else None
         return float(v)
     if vtype == "currency":
         return norm.parse_currency(text)
     if vtype == "identifier":
-        v = norm.normalize_identifier(text)
-        return v or None
+        return norm.normalize_identifier(text) or None
     if vtype == "boolean":
         f = text.casefold()
         return True if f in ("yes", "true", "ja", "oui", "si", "x") else False if f in ("no", "false", "nein", "non") else None
-    v = norm.normalize_name(text)
-    return v or None
+    return norm.normalize_name(text) or None
 
 
 def readings(text: str, vtype: str, locale: Locale) -> list[object]:
@@ -48,14 +46,14 @@ def readings(text: str, vtype: str, locale: Locale) -> list[object]:
     out: list[object] = []
     if vtype == "date":
         for order in _OTHER_ORDERS.get(locale.date_order, ()):
-            p = norm.parse_date(text, order=order)
-            if p is not None:
-                out.append(p.value.isoformat())
+            day = norm.parse_date(text, order=order)
+            if day is not None:
+                out.append(day.value.isoformat())
     elif vtype in ("amount", "number"):
         other = "," if locale.decimal == "." else "."
-        p = norm.parse_amount(text, decimal=other)
-        if p is not None:
-            out.append(float(p.value))
+        amount = norm.parse_amount(text, decimal=other)
+        if amount is not None:
+            out.append(float(amount.value))
         for r in norm.amount_readings(text):
             out.append(float(r.value))
     return list(dict.fromkeys(out))

@@ -14,11 +14,25 @@ Conventions    detect_number_locale, detect_date_order, detect_currency (vote ov
 
 `python -m docassay.extractors.normalize` prints calls per second.
 """
-from docassay.extractors.normalize._amounts import (AmountParse, AmountReading, amount_readings,
-                                           find_amounts, parse_amount, parse_percent)
+from docassay.extractors.normalize._amounts import (
+    AmountParse,
+    AmountReading,
+    amount_readings,
+    find_amounts,
+    parse_amount,
+    parse_percent,
+)
 from docassay.extractors.normalize._currency import ISO_CODES, MINOR_DIGITS, parse_currency
-from docassay.extractors.normalize._dates import (LANGUAGES, ORDERS, DateParse, DateReading, date_readings,
-                                         find_dates, month_number, parse_date)
+from docassay.extractors.normalize._dates import (
+    LANGUAGES,
+    ORDERS,
+    DateParse,
+    DateReading,
+    date_readings,
+    find_dates,
+    month_number,
+    parse_date,
+)
 from docassay.extractors.normalize._detect import detect_currency, detect_date_order, detect_number_locale
 from docassay.extractors.normalize._text import fold, normalize_identifier, normalize_name, similarity
 

@@ -45,7 +45,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     print(f"{'function':34s} {'mixed spans/s':>14s}")
     for name, fn in funcs:
         print(f"{name:34s} {rate(fn, SPANS):14,.0f}")
-    lines = []
+    lines: list[str] = []
     for path in sorted(glob.glob(os.path.join(args.data, "receipts", "*.ocr.json"))):
         with open(path, encoding="utf-8") as fh:
             lines.extend(x["text"] for x in json.load(fh)["lines"])

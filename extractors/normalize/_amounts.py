@@ -17,8 +17,13 @@ from decimal import Decimal
 from functools import lru_cache
 from typing import Iterator
 
-from docassay.extractors.normalize._currency import (WORDLIKE_CODES, is_currency_token, minor_digits, parse_currency,
-                                            token_currency)
+from docassay.extractors.normalize._currency import (
+    WORDLIKE_CODES,
+    is_currency_token,
+    minor_digits,
+    parse_currency,
+    token_currency,
+)
 
 __all__ = ["AmountReading", "AmountParse", "parse_amount", "amount_readings", "find_amounts",
            "parse_percent", "MAX_SPAN_CHARS", "MAX_LINE_CHARS", "MAX_DIGITS"]
@@ -190,7 +195,7 @@ def _analyse_word(word: str) -> _Word:
         # ".99": a leading decimal separator, only straight after a sign, bracket or currency.
         if (cur_lead and cur_lead.endswith(".")) or not num.isdigit():
             return _BAD
-        readings = [("0." + num, dot, None)]
+        readings: list[tuple[str, str | None, str | None]] = [("0." + num, dot, None)]
     else:
         readings = _core(num)
         if not readings:

@@ -75,9 +75,9 @@ def detect_currency(texts: Iterable[str], *, dollar: str = "USD") -> str | None:
             votes[code] = votes.get(code, 0) + 3
             found = True
         if not found:
-            code = parse_currency(t, dollar=dollar)
-            if code:
-                votes[code] = votes.get(code, 0) + 1
+            single = parse_currency(t, dollar=dollar)
+            if single:
+                votes[single] = votes.get(single, 0) + 1
     if not votes:
         return None
     ranked = sorted(votes.values(), reverse=True)

@@ -132,7 +132,7 @@ def read_source(path: str, max_bytes: int, *, follow_links: bool = False) -> byt
 
 def _read_s3(url: str, max_bytes: int) -> bytes:
     from docassay.infra.errors import DocassayError
-    from docassay.infra.s3 import read_url                      # boto3 only when an S3 source is read
+    from docassay.infra.s3 import read_url  # boto3 only when an S3 source is read
     try:
         return read_url(url, max_bytes)
     except KeyError as exc:

@@ -81,7 +81,7 @@ def _get_engine(name: str) -> object:
         raise ConfigError(f"unknown OCR engine {name!r}; supported: {', '.join(SUPPORTED_ENGINES)}",
                           setting="ocr_engine")
     if _engine is None:
-        from rapidocr_onnxruntime import RapidOCR       # heavy import: only when OCR is needed
+        from rapidocr_onnxruntime import RapidOCR  # heavy import: only when OCR is needed
         _engine = RapidOCR(**OcrSettings.from_env().engine_kwargs())
     return _engine
 
@@ -89,6 +89,7 @@ def _get_engine(name: str) -> object:
 def is_blank(image: "Image") -> bool:
     """True when no pixel is darker than `BLANK_LEVEL` (an empty page or a white scan)."""
     darkest, _ = image.convert("L").getextrema()
+    assert isinstance(darkest, (int, float))           # one band ("L"): (min, max) of numbers
     return darkest > BLANK_LEVEL
 
 
@@ -116,7 +117,7 @@ def recognize(image: "Image", engine: str = "rapidocr") -> list[OcrLine]:
             except (TypeError, ValueError, IndexError):
                 chars = ()
         if len(quad) == 8 and text.strip():
-            lines.append(OcrLine(text, quad, float(score), chars))  # type: ignore[arg-type]
+            lines.append(OcrLine(text, quad, float(score), chars))
     return lines
 
 

@@ -89,6 +89,7 @@ class PdfParser(Parser):
                     words = ocr_words(image, settings.ocr_engine)
                     page = finish_page(i + 1, float(image.width), float(image.height), words, "ocr", budget)
                     ocr_pages.append(i + 1)
+                assert page is not None                 # _read_page gives the page or the image to OCR
                 pages.append(page)
         finally:
             with PDFIUM_LOCK:

@@ -42,7 +42,7 @@ import io
 import math
 import time
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Mapping, Sequence, TypeGuard
 
 from docassay.extractors.document import BBox, Cell, Document, KeyValue, Page, Table, Word
 from docassay.extractors.errors import ParseError
@@ -159,7 +159,7 @@ def _bbox(b: _Block, width: float, height: float, source: str) -> BBox:
     if isinstance(box, Mapping):
         vals = [box.get(k) for k in ("Left", "Top", "Width", "Height")]
         if _finite(vals):
-            left, top, w, h = (float(v) for v in vals)       # type: ignore[arg-type]
+            left, top, w, h = (float(v) for v in vals)
             return BBox(left * width, top * height, (left + w) * width, (top + h) * height)
     poly = geo.get("Polygon") if isinstance(geo, Mapping) else None
     if isinstance(poly, list) and poly:
@@ -170,7 +170,7 @@ def _bbox(b: _Block, width: float, height: float, source: str) -> BBox:
     raise ParseError(f"Blocks[{b.index}] ({b.type} {b.id}) has no usable Geometry", kind="corrupt", source=source)
 
 
-def _finite(values: Iterable[object]) -> bool:
+def _finite(values: list[Any]) -> TypeGuard[list[float]]:
     return all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in values)
 
 
@@ -311,6 +311,8 @@ def analyze(data: bytes, source: str, settings: Settings, *, parser_kind: str, c
 
 def _split(data: bytes, source: str, kind: str, budget: Budget) -> tuple[dict[int, tuple[float, float]], list[bytes]]:
     """Page sizes in the document's unit, and one payload per page for AnalyzeDocument."""
+    sizes: dict[int, tuple[float, float]] = {}
+    parts: list[bytes] = []
     if kind == "pdf":
         import pypdfium2 as pdfium
 
@@ -320,10 +322,11 @@ def _split(data: bytes, source: str, kind: str, budget: Budget) -> tuple[dict[in
             try:
                 n = len(pdf)
                 budget.check_pages(n)
-                sizes = {i + 1: tuple(float(v) for v in pdf[i].get_size()) for i in range(n)}
+                for i in range(n):
+                    w, h = pdf[i].get_size()
+                    sizes[i + 1] = (float(w), float(h))
                 if n == 1 or source.startswith("s3://"):
-                    return sizes, [data]                                 # type: ignore[return-value]
-                parts = []
+                    return sizes, [data]
                 for i in range(n):
                     one = pdfium.PdfDocument.new()
                     one.import_pages(pdf, [i])
@@ -331,7 +334,7 @@ def _split(data: bytes, source: str, kind: str, budget: Budget) -> tuple[dict[in
                     one.save(buf)
                     one.close()
                     parts.append(buf.getvalue())
-                return sizes, parts                                      # type: ignore[return-value]
+                return sizes, parts
             finally:
                 pdf.close()
     from PIL import Image
@@ -340,7 +343,6 @@ def _split(data: bytes, source: str, kind: str, budget: Budget) -> tuple[dict[in
     except (OSError, SyntaxError, ValueError) as exc:       # what Pillow raises for damaged files
         raise ParseError(f"the image is damaged and cannot be read ({exc})", kind="corrupt", source=source) from exc
     with img:
-        sizes, parts = {}, []
         frames = getattr(img, "n_frames", 1)
         budget.check_pages(frames)
         for i in range(frames):
@@ -354,13 +356,13 @@ def _split(data: bytes, source: str, kind: str, budget: Budget) -> tuple[dict[in
         return sizes, (parts or [data])
 
 
-def _analyze_s3(client: Any, url: str, budget: Budget) -> list[dict]:
+def _analyze_s3(client: Any, url: str, budget: Budget) -> list[Mapping[str, Any]]:
     bucket, _, key = url[len("s3://"):].partition("/")
     job = _call(client, "start_document_analysis", url,
                 DocumentLocation={"S3Object": {"Bucket": bucket, "Name": key}}, FeatureTypes=FEATURES)
     job_id = job["JobId"]
     wait = POLL_FIRST_S
-    blocks: list[dict] = []
+    blocks: list[Mapping[str, Any]] = []
     token: str | None = None
     while True:
         budget.check_time("waiting for Textract")

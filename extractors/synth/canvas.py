@@ -132,8 +132,7 @@ class PageLayout:
             return None
         run = Run(x, y, font, size, words, wtags, color)
         if align != "left":
-            w = run.width
-            run.x = x - w if align == "right" else x - w / 2
+            run.x = x - run.width if align == "right" else x - run.width / 2
         self.runs.append(run)
         return run
 
@@ -181,8 +180,8 @@ def build_document(layout: Layout, source: str, sha256: str, meta: dict[str, obj
                 x += w + space
         page = Page.from_words(pno, pl.width, pl.height, words, source="synthetic")
         per_tag: dict[str, list[int]] = {}
-        for i, w in enumerate(page.words):
-            for t in tag_of.get(id(w.bbox), ()):
+        for i, word in enumerate(page.words):
+            for t in tag_of.get(id(word.bbox), ()):
                 per_tag.setdefault(t, []).append(i)
         for t, ids in per_tag.items():
             hits.setdefault(t, []).append(TagHit(pno, tuple(ids)))

@@ -91,6 +91,6 @@ def write_dataset(out_dir: str | Path, n_formats: int, docs_per_format: int, kin
     with manifest.open("w", encoding="utf-8") as f:
         for line in kept:
             f.write(line + "\n")
-        for r in rows:
-            f.write(json.dumps(r, ensure_ascii=False) + "\n")
+        for row in rows:
+            f.write(json.dumps(row, ensure_ascii=False) + "\n")
     return rows

@@ -108,7 +108,8 @@ def to_ubl(truth: Mapping[str, Any], *, credit_note: bool = False) -> bytes:
     """A UBL 2.1 Invoice, or a CreditNote (type 381; amounts as in the record, which a UBL credit
     note states as positive numbers)."""
     name, uri = _UBL_ROOT[credit_note]
-    ns = {None: uri, **UBL_NS}
+    ns: dict[str | None, str] = {None: uri}
+    ns.update(UBL_NS.items())
     q = dict(UBL_NS)
     root = etree.Element(f"{{{uri}}}{name}", nsmap=ns)
     cur = truth.get("currency", "EUR")

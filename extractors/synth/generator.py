@@ -18,9 +18,9 @@ from docassay.extractors.synth.families import (apply_invoice_family, apply_rece
                                                  resolve_families)
 from docassay.extractors.synth.invoice_layout import compose_invoice
 from docassay.extractors.synth.invoice_rich import compose_rich_invoice, sample_rich_values
-from docassay.extractors.synth.invoice_style import sample_invoice_style
+from docassay.extractors.synth.invoice_style import InvoiceStyle, sample_invoice_style
 from docassay.extractors.synth.invoice_values import sample_invoice_values
-from docassay.extractors.synth.receipt import compose_receipt, sample_receipt_style, sample_receipt_values
+from docassay.extractors.synth.receipt import ReceiptStyle, compose_receipt, sample_receipt_style, sample_receipt_values
 from docassay.extractors.synth.receipt_rich import compose_rich_receipt, sample_rich_receipt_values
 from docassay.extractors.synth.types import KINDS, Format, SynthDoc, spans_from_hits
 
@@ -55,6 +55,7 @@ def make_format(seed: int, kind: str = "invoice", families: str | Sequence[str] 
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
     family = pick_family(seed, kind, resolve_families(kind, families, split_of(seed)))
+    style: InvoiceStyle | ReceiptStyle
     if kind == "invoice":
         lang, loc, style = sample_invoice_style(seed)
         style = apply_invoice_family(style, family, seed, lang, loc)

@@ -170,7 +170,7 @@ class _Composer:
         rows = []
         for key in self.s.fields:
             label_key = "seller_vat" if key == "seller_vat_id" else key
-            value: list[Tagged] = {
+            by_key: dict[str, list[Tagged]] = {
                 "invoice_number": [(v.number, ("invoice_number",))],
                 "issue_date": [(self.date(v.issue), ("issue_date",))],
                 "due_date": [(self.date(v.due), ("due_date",))],
@@ -182,7 +182,8 @@ class _Composer:
                 "buyer_vat": [(v.buyer_vat, ())],
                 "seller_vat_id": [(v.seller.vat_id or "", ("seller_vat_id",))],
                 "contact": [(v.seller.contact or "", ())],
-            }[key]
+            }
+            value = by_key[key]
             if not value[0][0]:
                 continue
             rows.append((key, self.lab(label_key), value))
@@ -682,7 +683,7 @@ class _Composer:
             for col, col_w in zip(self.footer, self.footer_w):
                 y = top + 4
                 for line in col:
-                    pieces = line if page_no == 1 else [(t, ()) for t, _ in line]
+                    pieces: list[Tagged] = line if page_no == 1 else [(t, ()) for t, _ in line]
                     y = self._footer_line(p, x, y, col_w - 6, pieces)
                 x += col_w
         text = s.labels["page"].format(n=page_no, N=n_pages)

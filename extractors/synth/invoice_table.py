@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from decimal import Decimal
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from docassay.extractors.synth import vocab
 from docassay.extractors.synth.canvas import FAMILIES, measure
@@ -83,7 +83,7 @@ def fit_columns(style: "InvoiceStyle", loc: Locale) -> "InvoiceStyle":
             break
         if key in style.columns:
             cols = tuple(c for c in style.columns if c != key)
-            changes: dict[str, object] = {"columns": cols}
+            changes: dict[str, Any] = {"columns": cols}
             if key == "unit":
                 changes["unit_mode"] = "with_qty"
             if key == "line_discount":

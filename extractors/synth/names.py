@@ -327,7 +327,7 @@ def address_lines(rng: random.Random, country: str, lang: str, with_country: boo
     return tuple(lines)
 
 
-_VAT_PATTERNS = {
+_VAT_PATTERNS: dict[str, list[str | int]] = {     # text as printed; int: that many random digits; "L": a letter
     "DE": ["DE", 9], "AT": ["ATU", 8], "CH": ["CHE-", 3, ".", 3, ".", 3, " MWST"], "FR": ["FR", 11],
     "BE": ["BE0", 9], "ES": ["ES", "L", 8], "NL": ["NL", 9, "B", 2], "GB": ["GB", 9], "IE": ["IE", 7, "L"],
     "US": [2, "-", 7], "AU": ["ABN ", 2, " ", 3, " ", 3, " ", 3], "CA": [9, " RT0001"], "MY": [12],

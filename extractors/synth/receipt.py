@@ -379,7 +379,7 @@ class _ReceiptComposer:
                     amt_text = self.amt(amount, marked)
                     room = self.cw - measure(" ".join(t for t, _ in amt_text), self.reg, self.fs) - 8
                     lines = wrap(left, self.reg, self.fs, room)
-                    for j, line in enumerate(lines[:-1]):
+                    for line in lines[:-1]:
                         self.p.text(self.x0, self.y + self.fs * ASC, line, self.reg, self.fs)
                         self.y += self.ld
                     self.pair([(lines[-1], ())], amt_text)

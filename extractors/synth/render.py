@@ -85,7 +85,7 @@ def to_png(doc: SynthDoc, dpi: int = DEFAULT_DPI, augment: bool = False) -> list
             page.close()
             if augment:
                 angle, seed = _augment_params(doc, i + 1)
-                img = img.rotate(angle, resample=Image.BICUBIC, fillcolor=(255, 255, 255))
+                img = img.rotate(angle, resample=Image.Resampling.BICUBIC, fillcolor=(255, 255, 255))
                 arr = np.asarray(img, dtype=np.int16)
                 noise = np.random.default_rng(seed).normal(0, 8, arr.shape[:2])[..., None]
                 img = Image.fromarray(np.clip(arr + noise, 0, 255).astype(np.uint8))

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Union
+from typing import Mapping, Union
 
 from docassay.extractors.document import BBox, Document
 from docassay.extractors.synth.canvas import Layout, TagHit
@@ -137,7 +137,7 @@ def _anchor(doc: Document, hits: dict[str, list[TagHit]], tag: str, page: int, r
     return None
 
 
-def spans_from_hits(doc: Document, hits: dict[str, list[TagHit]], truth: Truth, relations: dict[str, str]
+def spans_from_hits(doc: Document, hits: dict[str, list[TagHit]], truth: Mapping[str, object], relations: dict[str, str]
                     ) -> TruthSpans:
     """Spans for every truth key: field `f` is the words tagged `f` (its label: tagged `@f`); item `k`
     is the words tagged `i<k>`, its cells `i<k>.<column>`, column headers `#<column>` on that page.
@@ -154,7 +154,8 @@ def spans_from_hits(doc: Document, hits: dict[str, list[TagHit]], truth: Truth, 
         anchor = _anchor(doc, hits, "@" + key, hit.page, rel) if rel != "none" else None
         fields[key] = FieldSpan(key, hit.page, hit.word_ids, box, text, anchor)
     items: list[ItemSpan] = []
-    for k, _item in enumerate(truth.get("line_items", []) or []):  # type: ignore[arg-type]
+    items_truth = truth.get("line_items")
+    for k in range(len(items_truth) if isinstance(items_truth, list) else 0):
         row = _first(hits, f"i{k}")
         if row is None:
             raise SpanError(f"line item {k} is not tagged on any page")

@@ -27,7 +27,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from docassay.infra.config import Settings
-    from docassay.infra.db import embedded             # loads psycopg: only when the command runs, not for --help
+    from docassay.infra.db import embedded  # loads psycopg: only when the command runs, not for --help
     home = Settings.load(home=args.home).home
     data_dir = embedded.data_dir_for(home)
     if args.action == "start":

@@ -73,8 +73,8 @@ def _run(args: argparse.Namespace) -> int:
     if usage_error:
         print(f"docassay: error: {usage_error}", file=sys.stderr)
         return 2
-    from docassay.flows.orchestration import choose
     from docassay.flows.job_options import JobOptions
+    from docassay.flows.orchestration import choose
     from docassay.rules.errors import RulesError
 
     orchestrator = choose(args.orchestrator, args.task_runner)
@@ -99,12 +99,14 @@ def _run(args: argparse.Namespace) -> int:
             summary = _run_batch(args, opts, job, orchestrator, stop)
     except BatchInterrupted as exc:
         print(f"docassay: {exc.message}", file=sys.stderr)
-        if exc.context.get("abandoned"):
-            print(f"docassay: not finished: {', '.join(exc.context['abandoned'])}", file=sys.stderr)
+        abandoned = exc.context.get("abandoned")
+        if isinstance(abandoned, list) and abandoned:
+            print(f"docassay: not finished: {', '.join(map(str, abandoned))}", file=sys.stderr)
         hard_exit(exit_status(stop.signum))                    # abandoned threads must not hold the exit up
     except BatchFailed as exc:
         print(f"docassay: batch failed: {exc.message}", file=sys.stderr)
-        _print_failure(exc.context.get("summary") or {})
+        failed = exc.context.get("summary")
+        _print_failure(failed if isinstance(failed, dict) else {})
         print(f"docassay: results kept in {out / 'results.jsonl'}", file=sys.stderr)
         _report(args, out)
         return 1
@@ -131,7 +133,7 @@ def _run_batch(args: argparse.Namespace, opts, job, orchestrator: str, stop) -> 
     guard()                                                    # no Prefect server outlives a killed run
     from docassay.flows.prefect_env import quiet_prefect
     quiet_prefect(quiet=args.quiet)                            # before Prefect is imported
-    from docassay.flows.extract_flow import run_extract                # Prefect loads only when needed
+    from docassay.flows.extract_flow import run_extract  # Prefect loads only when needed
     return run_extract(args.paths, opts, args.out, quiet=args.quiet, max_error_ratio=args.max_error_ratio,
                        retry_from=args.retry_from, task_runner=args.task_runner, stop=stop, overwrite=args.overwrite)
 
@@ -197,8 +199,8 @@ def _close_budget(job) -> None:
 
 def _estimate(args: argparse.Namespace, job) -> int:
     from docassay.flows.batch import collect_sources, ground_truth_sidecar
+    from docassay.flows.context import open_context
     from docassay.flows.estimate import estimate_batch
-    from docassay.flows.pipeline import open_context
 
     try:
         sources = collect_sources(args.paths, skip=ground_truth_sidecar, follow_links=job.settings.follow_links)

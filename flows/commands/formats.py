@@ -151,7 +151,7 @@ def run_diff(args: argparse.Namespace) -> int:
 
 def _job(args: argparse.Namespace):
     from docassay.flows.batch import load_rule_pack, load_schema
-    from docassay.flows.pipeline import Job
+    from docassay.flows.context import Job
     return Job(schema=load_schema(args.schema), rules=load_rule_pack(args.rules), settings=settings_from(args))
 
 
@@ -169,7 +169,7 @@ def run_promote(args: argparse.Namespace) -> int:
         if not args.force:
             if not args.schema:
                 raise ConfigError("promoting a version replays the golden documents: give --schema (or --force)")
-            from docassay.extractors.instructions.model import Instructions
+            from docassay.extractors.instructions.language import Instructions
             from docassay.flows import lifecycle
             job = _job(args)
             current = store.active_version(conn, args.format_id)
@@ -199,7 +199,7 @@ def run_archive(args: argparse.Namespace) -> int:
 
 def run_propose(args: argparse.Namespace) -> int:
     from docassay.extractors.errors import InstructionError
-    from docassay.extractors.instructions.model import Instructions
+    from docassay.extractors.instructions.language import Instructions
     from docassay.flows import lifecycle
     settings = settings_from(args)
     try:

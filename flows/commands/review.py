@@ -155,7 +155,7 @@ def run_show(args: argparse.Namespace) -> int:
 def _session(args: argparse.Namespace):
     """A review session on the CLI's database: the job when --schema is given (then corrections
     are validated and teach the format), the format library and the document bytes under --home."""
-    from docassay.flows.pipeline import Job, open_context
+    from docassay.flows.context import Job, open_context
     settings = settings_from(args)
     job = None
     if getattr(args, "schema", None):

@@ -20,7 +20,8 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qsl as urllib_parse_qsl, urlencode
+from urllib.parse import parse_qsl as urllib_parse_qsl
+from urllib.parse import urlencode
 
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -30,7 +31,7 @@ from starlette.staticfiles import StaticFiles
 
 from docassay.extractors.errors import InstructionError, ParseError
 from docassay.extractors.instructions.executor import execute
-from docassay.extractors.instructions.model import Instructions
+from docassay.extractors.instructions.language import Instructions
 from docassay.extractors.parsers import parse
 from docassay.flows import review_actions as ra
 from docassay.flows.page_images import VIEW_WIDTH, PageCache, cache_for, load_bytes
@@ -256,9 +257,9 @@ def create_app(config: AppConfig, ctx: Any = None) -> Any:
     from contextlib import asynccontextmanager
     own = ctx is None
     if ctx is None:
-        from docassay.flows.pipeline import RunContext
         from docassay.extractors.library import FormatLibrary
         from docassay.flows import lifecycle
+        from docassay.flows.context import RunContext
         from docassay.infra.db import Database
         ctx = RunContext(Database.from_settings(config.settings), FormatLibrary.from_settings(config.settings),
                          lifecycle.objects_for(config.settings))

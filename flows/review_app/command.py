@@ -39,7 +39,7 @@ def register_serve(rsub: argparse._SubParsersAction) -> None:
 def run_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from docassay.flows.pipeline import Job
+    from docassay.flows.context import Job
     from docassay.flows.review_app.app import AppConfig, create_app
     from docassay.flows.review_app.security import SecurityConfig, is_loopback
     settings = settings_from(args)

@@ -23,7 +23,7 @@ from urllib.parse import urlencode
 from starlette.datastructures import URL
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, RedirectResponse, Response
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 __all__ = ["SecurityConfig", "Guard", "is_loopback", "CSP", "TOKEN_COOKIE", "CSRF_COOKIE", "CSRF_HEADER"]
 
@@ -125,7 +125,7 @@ class Guard:
         csrf = self.config.csrf_token
         set_csrf = req.cookies.get(CSRF_COOKIE) != csrf
 
-        async def wrapped(message: dict) -> None:
+        async def wrapped(message: Message) -> None:
             if message["type"] == "http.response.start":
                 headers = list(message.get("headers") or [])
                 present = {k.lower() for k, _ in headers}

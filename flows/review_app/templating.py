@@ -52,7 +52,7 @@ def _box(b: Sequence[float] | None) -> dict | None:
 
 
 def page_models(pages: Sequence[PageView], fields: Sequence[FieldView], items: Sequence[ItemBox],
-                image: Callable[[int], str] | None) -> list[dict]:
+                image: Callable[[int], str | None] | None) -> list[dict]:
     """Per page: its extent, the picture's URL (None: the words are drawn instead), and boxes."""
     out = []
     for p in pages:

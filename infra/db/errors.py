@@ -9,6 +9,8 @@ Each carries context: the data directory and its server log, the migration versi
 """
 from __future__ import annotations
 
+from typing import Any
+
 from docassay.infra.errors import DatabaseError
 
 
@@ -23,6 +25,6 @@ class MigrationError(DatabaseError):
 class SqlTextError(DatabaseError):
     kind = "sql_text"
 
-    def __init__(self, message: str, *, line: int, **context: object) -> None:
+    def __init__(self, message: str, *, line: int, **context: Any) -> None:
         super().__init__(message, line=line, **context)
         self.line = line

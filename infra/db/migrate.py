@@ -22,6 +22,7 @@ import importlib.resources
 import logging
 import re
 from dataclasses import dataclass
+from functools import partial
 from typing import Callable, Literal
 
 import psycopg
@@ -145,8 +146,8 @@ def _apply_statement_by_statement(conn: psycopg.Connection, todo: list[Migration
             continue
         for stmt in _statements(m):
             sql_text = rewrite(stmt)
-            retry_on_conflict(lambda s=sql_text: conn.execute(s))   # type: ignore[misc]
-        retry_on_conflict(lambda: conn.execute(
+            retry_on_conflict(partial(conn.execute, sql_text))
+        retry_on_conflict(partial(conn.execute,
             f"INSERT INTO {MIGRATIONS_TABLE} (version, name, checksum) VALUES (%s, %s, %s) "
             "ON CONFLICT (version) DO NOTHING", [m.version, m.name, m.checksum]))
         _log.info("applied migration %04d_%s", m.version, m.name)

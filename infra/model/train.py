@@ -208,8 +208,8 @@ def train(model_cfg: MoEConfig, cfg: TrainConfig, train_set: TokenSet, val_set: 
             token_best = max(token_best or 0.0, ev["accuracy"])
         if moe and mode == "expert":
             if ref_accuracy is None:                       # this epoch's (c = top_k), or token choice's best
-                use_token = cfg.capacity_reference == "token" and token_best is not None
-                ref_accuracy = token_best if use_token else ev["accuracy"]
+                use_token = cfg.capacity_reference == "token"
+                ref_accuracy = token_best if use_token and token_best is not None else ev["accuracy"]
             lb = capacity_lower_bound(model, val_set, ref_accuracy - cfg.capacity_tolerance,
                                       upper=model_cfg.capacity,
                                       lower=max(cfg.capacity_floor, cfg.capacity_decay * model_cfg.capacity))

@@ -5,6 +5,7 @@
     shard.py       the expert copies a rank holds; moving copies between ranks
     front.py       rank 0's forward: dense layers and routers, token rows to the experts' ranks and back
     reconfig.py    the scale state machine (rank 0) and its mirror on the workers
+    recovery.py    a lost rank: the survivors re-form the world, the lost experts come back
     worker.py      the loop of ranks 1..M-1
     engine.py      rank 0's coordinator thread: bounded queue, batching, scales, heartbeats, status
     http.py        the HTTP front end; admin endpoints need the token
@@ -15,8 +16,14 @@
 Only the names below are public (pinned by tests/infra/test_serve_placement.py).
 """
 from docassay.infra.serve.client import DEFAULT_URL, MODEL_URL_ENV, ModelClient
-from docassay.infra.serve.errors import (BadRequest, RequestTimeout, ServeError, ServerBusy, ServerUnavailable,
-                                Unauthorized)
+from docassay.infra.serve.errors import (
+    BadRequest,
+    RequestTimeout,
+    ServeError,
+    ServerBusy,
+    ServerUnavailable,
+    Unauthorized,
+)
 from docassay.infra.serve.placement import check_placement, plan_moves, plan_placement, replica_counts, slots_per_rank
 from docassay.infra.serve.status import ServerStatus
 

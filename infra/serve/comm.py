@@ -12,20 +12,26 @@ broadcasts (`LayerHeader` on the active group, `Control` on the parent group); s
 are in the header, so every receive knows its shape.
 
 gloo on CPU, NCCL when every rank has a CUDA device: the same code, tensors on `World.device`.
+
+Generations: a world is generation 0 of the processes' rendezvous store (hosted by rank 0). When a
+rank is lost, the survivors leave the old world and join generation g+1 of the same store (its
+keys under the prefix `g<g>/`), renumbered 0..n-1 in their old order; `World.ident` stays the
+process's first rank, the name status reports (recovery.py).
 """
 from __future__ import annotations
 
 import ctypes
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 from enum import IntEnum
+from typing import Any
 
 import torch
 import torch.distributed as dist
 
 __all__ = ["Op", "Ctl", "World", "Tag", "CONTROL_LEN", "STATS_LEN", "memory_stats", "release_memory",
-           "init_world"]
+           "init_world", "join_generation"]
 
 CONTROL_LEN = 8
 STATS_LEN = 6        # rss bytes, expert bytes, copies held, rss before release, expert bytes before, device bytes
@@ -58,6 +64,11 @@ class World:
     device: torch.device
     backend: str
     groups: dict[int, object]                    # K -> process group of ranks 0..K-1 (K >= 2)
+    ident: int = 0                               # this process's rank in generation 0 (kept across generations)
+    generation: int = 0
+    members: list[int] = field(default_factory=list)   # [rank] -> ident, this generation
+    store: Any = None                            # the rendezvous store, a torch.distributed.Store (rank 0 hosts it)
+    timeout_s: float = 300.0
 
     def active_group(self, k: int):
         return self.groups.get(k)
@@ -91,7 +102,21 @@ class World:
         dist.gather(stats, None, dst=0)
         return None
 
+    def gather_long(self, t: torch.Tensor) -> torch.Tensor | None:
+        """t long [...] (the same shape on every rank) -> on rank 0 [M, ...], elsewhere None."""
+        t = t.to(self.device)
+        if self.rank == 0:
+            out = [torch.zeros_like(t) for _ in range(self.size)]
+            dist.gather(t, out, dst=0)
+            return torch.stack(out).cpu()
+        dist.gather(t, None, dst=0)
+        return None
+
     def close(self) -> None:
+        """Leave this world. The groups are dropped first: a process group that something still
+        refers to keeps its connections open, and a peer blocked on one would wait for its timeout
+        instead of seeing the connection close."""
+        self.groups = {}
         if dist.is_initialized():
             dist.destroy_process_group()
 
@@ -103,11 +128,21 @@ def init_world(rank: int, size: int, host: str, port: int, *, timeout_s: float) 
     device = torch.device("cuda", rank) if use_cuda else torch.device("cpu")
     if use_cuda:
         torch.cuda.set_device(device)
+    store = dist.TCPStore(host, port, size, rank == 0, timeout=timedelta(seconds=timeout_s), wait_for_workers=False)
+    return join_generation(store, rank, size, 0, ident=rank, members=list(range(size)), device=device,
+                           backend=backend, timeout_s=timeout_s)
+
+
+def join_generation(store, rank: int, size: int, generation: int, *, ident: int, members: list[int],
+                    device: torch.device, backend: str, timeout_s: float) -> World:
+    """Join generation `generation` of the world on `store` as `rank` of `size`, and create its
+    active groups (every member calls this with the same size, in the same order)."""
     timeout = timedelta(seconds=timeout_s)
-    store = dist.TCPStore(host, port, size, rank == 0, timeout=timeout, wait_for_workers=False)
-    dist.init_process_group(backend, store=store, rank=rank, world_size=size, timeout=timeout)
+    prefixed = dist.PrefixStore(f"g{generation}/", store)
+    dist.init_process_group(backend, store=prefixed, rank=rank, world_size=size, timeout=timeout)
     groups = {k: dist.new_group(list(range(k)), timeout=timeout) for k in range(2, size + 1)}
-    return World(rank, size, device, backend, groups)
+    return World(rank, size, device, backend, groups, ident=ident, generation=generation, members=list(members),
+                 store=store, timeout_s=timeout_s)
 
 
 def memory_stats(expert_bytes: int, n_copies: int, *, rss_before: float = 0.0, expert_before: float = 0.0,

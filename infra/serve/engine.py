@@ -9,17 +9,23 @@ in the queue (up to their deadline) and are served once the new group is active.
 happens for `heartbeat_s`, a PING keeps every rank's collectives inside their timeout and refreshes
 the memory figures.
 
-A lost rank (its process died: seen by the heartbeat, or by a batch whose exchange with it failed)
-does not stop the server. The world cannot carry a collective with a dead member any more, so rank
-0 stops using it: it ends the other workers, reads every expert again from the weights file into
-its own shard, and serves alone, state `degraded`, `lost_ranks` in the status; the batch that
-failed is run again there, so no request is lost. Scores stay bit-identical (the same weights, the
-same per-segment products). A scale is then refused with the reason: the operator restarts the
-server (`docassay model serve`) to serve on more ranks again.
+A lost rank (its process died) does not stop the server. A watcher thread waits on every worker's
+process sentinel, so a death is seen within `watch_interval_s` whether the rank is busy or idle (a
+batch whose exchange with it fails sees it at once). Rank 0 then re-forms the world of the
+survivors (recovery.py: a new generation of the same rendezvous store, the survivors renumbered in
+their order), gathers what every surviving rank holds, reads the experts that no survivor holds a
+copy of from the weights file onto itself, and runs a Reconfiguration from the surviving active
+ranks to the same number (the scale path), which spreads those copies over them. The batch that
+met the dead rank is run again on the new world (its requests are answered, not failed); requests
+that arrive meanwhile wait in the queue. Scores stay bit-identical. `status` lists the lost rank
+(`lost`: rank, since when, why, how long until it served again); the operator can scale again, up
+to the surviving ranks. Should the survivors not re-form (a member does not join within
+`reform_timeout_s`), rank 0 ends the workers and serves alone.
 """
 from __future__ import annotations
 
 import logging
+import signal
 import threading
 import time
 from collections import deque
@@ -29,17 +35,20 @@ import numpy as np
 import torch
 
 from docassay.infra.serve.comm import Ctl, World, memory_stats
-from docassay.infra.serve.errors import RequestTimeout, ServeError, ServerBusy, ServerUnavailable
+from docassay.infra.serve.errors import RequestTimeout, ServeError, ServerBusy, ServerUnavailable, WeightsUnreadable
 from docassay.infra.serve.front import DocInput, FrontModel
 from docassay.infra.serve.placement import EMPTY, holders
 from docassay.infra.serve.reconfig import PlanSettings, RankMemory, ReconfigReport, Reconfiguration
+from docassay.infra.serve.recovery import ReformPlan, gather_placement, reform, restore_missing, row_width
 from docassay.infra.serve.shard import ExpertShard
-from docassay.infra.serve.status import Counters, ModelInfo, ServerStatus
+from docassay.infra.serve.status import Counters, LostRank, ModelInfo, ServerStatus
 
 __all__ = ["Engine", "EngineOptions"]
 
 log = logging.getLogger("docassay.serve")
 _DEATH_GRACE_S = 2.0     # after a failed exchange, how long to wait for a dying worker to be seen exited
+_DETAIL_CHARS = 240     # of the error that revealed a lost rank, kept in its status record
+_BATCH_ATTEMPTS = 3      # a batch whose exchange fails is run again after each re-form, this many runs in all
 
 
 @dataclass(frozen=True)
@@ -53,6 +62,8 @@ class EngineOptions:
     load_decay: float = 0.98              # per batch, for the load that placement balances
     plan: PlanSettings = field(default_factory=PlanSettings)
     history: int = 16                     # reconfiguration reports kept
+    watch_interval_s: float = 0.5         # the watcher's wait on the workers' process sentinels
+    reform_timeout_s: float = 30.0        # survivors that have not joined the re-formed world by then are ended
 
 
 @dataclass
@@ -112,7 +123,13 @@ class Engine:
         self._announced: deque[tuple[float, int]] = deque()
         self._thread: threading.Thread | None = None
         self.autoscale_state: dict | None = None
-        self.lost_ranks: list[int] = []           # ranks whose process died; the world is not used after
+        self.lost_ranks: list[int] = []           # idents (generation-0 ranks) of the workers lost
+        self.lost: list[LostRank] = []
+        self.members: list[int] = list(range(world.size))   # [current rank] -> ident
+        self._generation = 0                      # the last generation announced
+        self._reported: set[int] = set()          # idents the watcher has already reported
+        self._ended: set[int] = set()             # idents rank 0 ended (they did not join a re-formed world)
+        self._watcher: threading.Thread | None = None
 
     # -- called from other threads ------------------------------------------------------------------
 
@@ -147,15 +164,15 @@ class Engine:
                       source: str = "admin") -> ReconfigReport | None:
         """Queue a scale to `target` active ranks; with `wait`, block until it is done and return
         its report. Raises ServeError for a bad target or when another scale is queued."""
-        if not 1 <= target <= self.world.size:
-            raise ServeError(f"active ranks must be between 1 and {self.world.size}, got {target}", status=400)
+        size = self.world.size
+        if not 1 <= target <= size:
+            lost = f" ({len(self.lost_ranks)} of {size + len(self.lost_ranks)} lost)" if self.lost_ranks else ""
+            raise ServeError(f"active ranks must be between 1 and {size}{lost}, got {target}", status=400)
         with self._cv:
             if self.state in ("failed", "stopping", "stopped"):
                 raise ServerUnavailable(f"server is {self.state}")
-            if self.lost_ranks:
-                raise ServeError(f"rank(s) {self.lost_ranks} were lost; this server now serves on rank 0 alone "
-                                 "and cannot scale: restart it (docassay model serve) to serve on more ranks",
-                                 status=409)
+            if self.state == "recovering":
+                raise ServerUnavailable("the server is re-forming its world after a lost rank: retry the scale")
             if any(c.op == Ctl.SCALE for c in self._controls) or self.current is not None:
                 raise ServeError("a scale is already in progress", status=409)
             ctl = _Control(Ctl.SCALE, target, source)
@@ -173,7 +190,7 @@ class Engine:
         """Ask every rank for its memory figures now (between batches) and wait for the answer."""
         ctl = _Control(Ctl.PING)
         with self._cv:
-            if self.state not in ("serving", "scaling", "degraded"):
+            if self.state not in ("serving", "scaling", "recovering"):
                 return
             self._controls.append(ctl)
             self._cv.notify_all()
@@ -216,11 +233,12 @@ class Engine:
                 tokens_per_s=round(self._rate, 1), uptime_s=round(time.time() - self._started, 1),
                 model=self.model_info, autoscale=self.autoscale_state, error=self.error,
                 announced_tokens=sum(t for _, t in self._announced),
-                reconfigurations=[r.to_json() for r in self.reports], lost_ranks=list(self.lost_ranks))
+                reconfigurations=[r.to_json() for r in self.reports], lost_ranks=list(self.lost_ranks),
+                lost=list(self.lost), ranks=list(self.members))
 
     def _check_ranks_soon(self) -> None:
-        """A worker that died while idle is seen by the next heartbeat; a status call asks for it now."""
-        if self.lost_ranks or not any(not p.is_alive() for p in self.procs):
+        """A worker that died is seen by the watcher; a status call that sees it first asks for it now."""
+        if not self._dead_ranks():
             return
         with self._cv:
             if self.state == "serving" and not any(c.op == Ctl.PING for c in self._controls):
@@ -230,13 +248,37 @@ class Engine:
     def start(self) -> None:
         self._thread = threading.Thread(target=self._loop, name="docassay-serve-engine", daemon=True)
         self._thread.start()
+        if self.procs:
+            self._watcher = threading.Thread(target=self._watch, name="docassay-serve-watch", daemon=True)
+            self._watcher.start()
+
+    def _watch(self) -> None:
+        """Wait on the workers' process sentinels; a worker that exits queues a check (a PING
+        control, which looks for dead ranks first) for the engine thread."""
+        from multiprocessing.connection import wait
+        while self.state not in ("stopping", "stopped", "failed"):
+            with self._cv:
+                watched = {self.procs[m - 1].sentinel: m for m in self.members
+                           if m > 0 and m not in self._reported}
+            if not watched:
+                time.sleep(self.o.watch_interval_s)
+                continue
+            ready = wait(list(watched), timeout=self.o.watch_interval_s)
+            if not ready:
+                continue
+            with self._cv:
+                self._reported.update(watched[r] for r in ready)
+                if self.state in ("serving", "scaling", "recovering") and \
+                        not any(c.op == Ctl.PING and c.source == "watch" for c in self._controls):
+                    self._controls.append(_Control(Ctl.PING, source="watch"))
+                    self._cv.notify_all()
 
     def shutdown(self, timeout_s: float = 60.0) -> None:
         """Serve what is queued, then stop every rank."""
         with self._cv:
             if self.state in ("stopping", "stopped"):
                 return
-            if self.state not in ("failed", "degraded"):
+            if self.state != "failed":
                 self.state = "stopping"
             self._controls.append(_Control(Ctl.SHUTDOWN))
             self._cv.notify_all()
@@ -260,19 +302,31 @@ class Engine:
                 self.state = "serving"
         while True:
             ctl, batch = self._next()
-            if ctl is not None:
-                if ctl.op == Ctl.SHUTDOWN:
+            try:
+                if ctl is not None and ctl.op == Ctl.SHUTDOWN:
                     self._shutdown_ranks()
                     return
-                if ctl.op == Ctl.PING:
-                    self._heartbeat()
-                    ctl.done.set()
-                    continue
-                self._reconfigure(ctl)
-            elif batch:
-                self._run_batch(batch)
-            else:
+                self._step(ctl, batch)
+            except Exception as exc:                # noqa: BLE001  a bug must not leave callers waiting
+                log.exception("model server engine: unexpected error")
+                self._fail(f"internal error: {type(exc).__name__}: {exc}")
+                waiters: list[_Request | _Control] = [*batch, *([ctl] if ctl is not None else [])]
+                for waiter in waiters:
+                    if not waiter.done.is_set():
+                        waiter.error = ServerUnavailable(f"server failed: {self.error}")
+                        waiter.done.set()
+
+    def _step(self, ctl: _Control | None, batch: list[_Request]) -> None:
+        if ctl is not None:
+            if ctl.op == Ctl.PING:
                 self._heartbeat()
+                ctl.done.set()
+                return
+            self._reconfigure(ctl)
+        elif batch:
+            self._run_batch(batch)
+        else:
+            self._heartbeat()
 
     def _next(self) -> tuple[_Control | None, list[_Request]]:
         with self._cv:
@@ -289,7 +343,8 @@ class Engine:
                     return ctl, []
             if self.o.batch_wait_s > 0 and len(self._queue) < self.o.max_batch_documents:
                 self._cv.wait(self.o.batch_wait_s)
-            batch, docs, tokens = [], 0, 0
+            batch: list[_Request] = []
+            docs, tokens = 0, 0
             while self._queue:
                 req = self._queue[0]
                 if batch and (docs + len(req.docs) > self.o.max_batch_documents
@@ -309,19 +364,19 @@ class Engine:
     def _run_batch(self, batch: list[_Request]) -> None:
         docs = [d for req in batch for d in req.docs]
         t0 = time.perf_counter()
-        try:
-            if self.state == "failed":
-                raise ServerUnavailable(f"server failed: {self.error}")
-            try:
-                probs, stats = self.front.forward(self.world, self.active, self.shard, self.where, docs)
-            except RuntimeError as exc:
-                dead = self._dead_ranks(wait_s=_DEATH_GRACE_S)
-                if not dead or not self._degrade(dead, f"a batch failed ({type(exc).__name__}: {exc})"):
-                    raise
-                probs, stats = self.front.forward(self.world, self.active, self.shard, self.where, docs)
-        except (RuntimeError, ServeError) as exc:
-            err = exc if isinstance(exc, ServeError) else ServerUnavailable(f"batch failed: {type(exc).__name__}: {exc}")
-            self._fail(f"{type(exc).__name__}: {exc}" if not isinstance(exc, ServeError) else None)
+        err: ServeError | None = ServerUnavailable(f"server failed: {self.error}") if self.state == "failed" else None
+        result = None
+        for attempt in range(_BATCH_ATTEMPTS if err is None else 0):
+            result, why = self._forward(docs)          # the error as text: no frame keeps the old world alive
+            if result is not None:
+                break
+            if not self._recover(self._dead_ranks(wait_s=_DEATH_GRACE_S), f"a batch failed ({why})", "exchange"):
+                err = ServerUnavailable(f"server failed: {self.error}")
+                break
+            if attempt == _BATCH_ATTEMPTS - 1:
+                err = ServerUnavailable(f"the batch failed {_BATCH_ATTEMPTS} times ({why}); the server re-formed "
+                                        f"on {self.world.size} ranks: retry the request")
+        if result is None:
             with self._cv:
                 self.counters.failed += len(batch)
                 self._in_flight = 0
@@ -329,6 +384,7 @@ class Engine:
                 req.error = err
                 req.done.set()
             return
+        probs, stats = result
         dt = time.perf_counter() - t0
         self._last_comm = time.perf_counter()
         out = [p.numpy().astype(np.float32, copy=False) for p in probs]
@@ -353,6 +409,13 @@ class Engine:
             i += len(req.docs)
             req.done.set()
 
+    def _forward(self, docs: list[DocInput]):
+        """(probs, stats), or (None, why) when an exchange failed."""
+        try:
+            return self.front.forward(self.world, self.active, self.shard, self.where, docs), None
+        except RuntimeError as exc:
+            return None, f"{type(exc).__name__}: {exc}"
+
     def _reconfigure(self, ctl: _Control) -> None:
         with self._cv:
             if self.state == "failed":
@@ -364,15 +427,29 @@ class Engine:
             self.current = rc
             prev_state = self.state
             self.state = "scaling"
+        lost_during: str | None = None
         try:
             while not rc.done:
                 rc.step()
                 if rc.phase.value == "switching":
                     with self._cv:                 # every rank moved: the new placement is in force from here
                         self.placement, self.where = rc.new, holders(rc.new, self.n_experts)
-        except (RuntimeError, ValueError) as exc:
+        except RuntimeError as exc:
+            lost_during = f"{type(exc).__name__}: {exc}"
+        except ValueError as exc:
             self._fail(f"reconfiguration to {ctl.target} ranks failed: {type(exc).__name__}: {exc}")
             ctl.error = ServerUnavailable(self.error or "reconfiguration failed")
+        if lost_during is not None:
+            with self._cv:
+                self.current = None
+                self.state = prev_state if prev_state != "scaling" else "serving"
+            if self._recover(self._dead_ranks(wait_s=_DEATH_GRACE_S),
+                             f"the scale to {ctl.target} ranks failed ({lost_during})", "scale"):
+                ctl.error = ServerUnavailable(f"the scale to {ctl.target} ranks met a lost rank ({lost_during}); the "
+                                              f"server re-formed on {self.world.size} ranks, {self.active} active: "
+                                              "retry the scale")
+            else:
+                ctl.error = ServerUnavailable(self.error or "reconfiguration failed")
         with self._cv:
             self.current = None
             self.reports.append(rc.report)
@@ -396,74 +473,148 @@ class Engine:
         self.world.send_control(self.active, [int(op)])
 
     def _dead_ranks(self, wait_s: float = 0.0) -> list[int]:
-        """Worker ranks whose process has exited (waiting up to `wait_s` for a dying one to be seen)."""
+        """Idents of the members whose process has exited (waiting up to `wait_s` for a dying one)."""
         deadline = time.perf_counter() + wait_s
         while True:
-            dead = [i + 1 for i, p in enumerate(self.procs) if not p.is_alive()]
+            dead = [m for m in self.members if m > 0 and not self.procs[m - 1].is_alive()]
             if dead or time.perf_counter() >= deadline:
                 return dead
             time.sleep(0.05)
 
-    def _degrade(self, dead: list[int], why: str) -> bool:
-        """Serve on rank 0 alone from here on (module docstring); False when that is not possible."""
+    def _exit_reason(self, ident: int) -> str:
+        code = self.procs[ident - 1].exitcode
+        if ident in self._ended:
+            return "ended by rank 0: it did not join the re-formed world"
+        if code is None:
+            return "the process did not answer"
+        if code < 0:
+            try:
+                return f"the process was killed by {signal.Signals(-code).name}"
+            except ValueError:
+                return f"the process was killed by signal {-code}"
+        return f"the process exited with status {code}"
+
+    def _read_experts(self) -> list:
+        """Every expert of every MoE layer, read again from the weights file."""
         from docassay.infra.model.checkpoint import load
-        log.error("model server lost rank(s) %s (%s): serving on rank 0 alone", dead, why)
-        for p in self.procs:                       # the others wait on a world that cannot complete
-            if p.is_alive():
-                p.terminate()
-        for p in self.procs:
-            p.join(5)
-        try:
-            model, _ = load(self.model_info.weights)
-            experts = FrontModel(model, self.world.device).take_experts()
-        except (OSError, RuntimeError, ValueError) as exc:
-            self._fail(f"rank(s) {dead} lost and the weights could not be read again: {exc}")
-            return False
-        shard = ExpertShard(len(experts), self.shard.d, self.shard.h, self.world.device)
-        shard.load_all(experts, self.world.device)
-        placement = torch.full((self.placement.shape[0], self.world.size, max(self.n_experts, 1)), EMPTY,
-                               dtype=torch.long)
-        placement[:, 0, :self.n_experts] = torch.arange(self.n_experts)
+        model, _ = load(self.model_info.weights)
+        return [model.blocks[i].ffn.experts for i in self.front.moe_layers]
+
+    def _recover(self, dead: list[int], why: str, seen_by: str) -> bool:
+        """Re-form the world without the `dead` members and serve on (module docstring). False when
+        not even rank 0 alone could form a world (the server is then failed)."""
+        t0, since = time.perf_counter(), time.time()
+        dead_set = set(dead)
+        log.error("model server: rank(s) %s lost (%s); re-forming the world of the survivors", sorted(dead_set), why)
         with self._cv:
-            self.shard, self.placement, self.where = shard, placement, holders(placement, self.n_experts)
-            self.active = 1
-            self.lost_ranks = sorted(set(self.lost_ranks) | set(dead))
-            self.error = (f"rank(s) {self.lost_ranks} lost ({why}); serving on rank 0 alone, "
-                          "experts read again from the weights")
-            self.state = "degraded"
-            self.memory = [RankMemory.from_stats(0, memory_stats(shard.nbytes, shard.n_copies,
-                                                                 device=self.world.device).tolist())]
+            prev_state = self.state
+            self.state = "recovering"
+            self.current = None
+        problem = None
+        for _ in range(self.world.size + 1):
+            survivors = [m for m in self.members if m not in dead_set]
+            active = sum(1 for m in self.members[:self.active] if m not in dead_set)
+            self._generation += 1
+            plan = ReformPlan(self._generation, survivors, active)
+            problem, final = None, False
+            try:
+                restored = self._reform(plan)
+            except RuntimeError as exc:            # a member did not join, or died meanwhile
+                problem = f"{type(exc).__name__}: {exc}"
+            except WeightsUnreadable as exc:       # retrying cannot help
+                problem, final = exc.message, True
+            except ValueError as exc:              # planning the placement of the survivors
+                problem, final = f"{type(exc).__name__}: {exc}", True
+            if problem is None or final:
+                break
+            log.error("model server: re-forming on %s failed (%s)", survivors, problem)
+            more = set(self._dead_ranks(wait_s=_DEATH_GRACE_S)) - dead_set
+            if not more:                           # someone alive did not join: serve on rank 0 alone
+                more = {m for m in survivors if m > 0}
+                self._ended |= more
+                for m in more:
+                    self.procs[m - 1].terminate()
+                for m in more:
+                    self.procs[m - 1].join(5)
+            dead_set |= more
+        if problem is not None:
+            self._fail(f"rank(s) {sorted(dead_set)} lost ({why}) and the world could not be re-formed: {problem}")
+            return False
+        recovered_s = time.perf_counter() - t0
+        with self._cv:
+            for m in sorted(dead_set - set(self.lost_ranks)):
+                self.lost.append(LostRank(rank=m, since=round(since, 3), why=self._exit_reason(m), seen_by=seen_by,
+                                          detail=why[:_DETAIL_CHARS], recovered_s=round(recovered_s, 4),
+                                          serving_ranks=self.world.size, active_ranks=self.active,
+                                          restored_copies=restored, generation=self.world.generation))
+            self.lost_ranks = sorted(set(self.lost_ranks) | dead_set)
+            self._reported |= dead_set
+            self.state = prev_state if prev_state not in ("scaling", "recovering") else "serving"
             self._last_comm = time.perf_counter()
+            self._cv.notify_all()
+        log.warning("model server re-formed on %d rank(s) (%d active) in %.0f ms; %d expert copies read again",
+                    self.world.size, self.active, recovered_s * 1e3, restored)
         return True
 
+    def _reform(self, plan: ReformPlan) -> int:
+        """Join generation `plan`, take the placement the survivors hold, restore the experts without a
+        copy, spread them by a Reconfiguration active -> active. Returns the copies read from the weights."""
+        old_members, old_rows = list(self.members), list(self.rank_rows)
+        world = reform(self.world, plan, join_timeout_s=self.o.reform_timeout_s,
+                       alive=lambda m: self.procs[m - 1].is_alive())
+        with self._cv:
+            self.world, self.members, self.active = world, list(plan.members), plan.active
+            self.rank_rows = [old_rows[old_members.index(m)] for m in plan.members]
+        slots = gather_placement(world, self.shard, row_width(self.n_experts))
+        if slots is None:
+            raise RuntimeError("the re-formed world's placement was not gathered on rank 0")
+        if self.n_experts:
+            slots, restored = restore_missing(self.shard, slots, self.n_experts, self._read_experts)
+        else:
+            slots, restored = slots[:, :, :0], 0
+        with self._cv:
+            self.placement, self.where = slots, holders(slots, self.n_experts)
+        rc = Reconfiguration(world, self.shard, slots, self.load_recent[:, :self.n_experts].clone(), plan.active,
+                             plan.active, self.o.plan, self.n_experts)
+        self.current = rc
+        try:
+            while not rc.done:
+                rc.step()
+                if rc.phase.value == "switching":
+                    with self._cv:
+                        self.placement, self.where = rc.new, holders(rc.new, self.n_experts)
+        finally:
+            self.current = None
+        with self._cv:
+            self.memory = rc.report.memory
+            self.reports.append(rc.report)
+        return restored
+
     def _heartbeat(self) -> None:
-        if self.state == "degraded":               # the world is not used any more: local figures only
-            with self._cv:
-                self.memory = [RankMemory.from_stats(0, memory_stats(self.shard.nbytes, self.shard.n_copies,
-                                                                     device=self.world.device).tolist())]
-                self._last_comm = time.perf_counter()
-            return
-        dead = self._dead_ranks()
-        if dead and self.state != "failed":
-            self._degrade(dead, "the process exited")
-            return
         if self.state == "failed":
             self._last_comm = time.perf_counter()
             return
+        dead = self._dead_ranks()
+        if dead:
+            self._recover(dead, "the process exited", "watcher")
+            return
+        why = None
         try:
             self._control(Ctl.PING)
             stats = self.world.gather_stats(memory_stats(self.shard.nbytes, self.shard.n_copies, device=self.world.device))
         except RuntimeError as exc:
-            dead = self._dead_ranks(wait_s=_DEATH_GRACE_S)
-            if not dead or not self._degrade(dead, f"heartbeat failed: {type(exc).__name__}: {exc}"):
-                self._fail(f"heartbeat failed: {type(exc).__name__}: {exc}")
+            why = f"{type(exc).__name__}: {exc}"
+        if why is not None:
+            if not self._recover(self._dead_ranks(wait_s=_DEATH_GRACE_S), f"heartbeat failed: {why}", "heartbeat"):
+                self._fail(f"heartbeat failed: {why}")
             return
+        assert stats is not None                       # the engine runs on rank 0, which gathers
         with self._cv:
             self.memory = [RankMemory.from_stats(r, row) for r, row in enumerate(stats.tolist())]
             self._last_comm = time.perf_counter()
 
     def _shutdown_ranks(self) -> None:
-        if self.state != "failed" and not self.lost_ranks:
+        if self.state != "failed":
             try:
                 self._control(Ctl.SHUTDOWN)
             except RuntimeError as exc:

@@ -6,23 +6,26 @@
         ├── Unauthorized           "serve_unauthorized": admin call without the token (401) or a wrong one (403)
         ├── ServerBusy             "serve_busy": the request queue is full (503 + Retry-After); the client retries
         ├── ServerUnavailable      "serve_unavailable": starting, stopping, failed, or not reachable
-        └── RequestTimeout         "serve_timeout": no answer within the deadline (504, or the client's own)
+        ├── RequestTimeout         "serve_timeout": no answer within the deadline (504, or the client's own)
+        └── WeightsUnreadable      "serve_weights": a lost rank's experts could not be read again (rank 0 only)
 
 Each carries `status` (the HTTP status, 0 when no answer came) and the server's message.
 """
 from __future__ import annotations
 
+from typing import Any
+
 from docassay.infra.errors import DocassayError
 
 __all__ = ["ServeError", "BadRequest", "Unauthorized", "ServerBusy", "ServerUnavailable", "RequestTimeout",
-           "for_status"]
+           "WeightsUnreadable", "for_status"]
 
 
 class ServeError(DocassayError):
     kind = "serve"
     status = 500
 
-    def __init__(self, message: str, *, status: int | None = None, **context: object) -> None:
+    def __init__(self, message: str, *, status: int | None = None, **context: Any) -> None:
         super().__init__(message, **context)
         if status is not None:
             self.status = status
@@ -51,6 +54,11 @@ class ServerUnavailable(ServeError):
 class RequestTimeout(ServeError):
     kind = "serve_timeout"
     status = 504
+
+
+class WeightsUnreadable(ServeError):
+    kind = "serve_weights"
+    status = 503
 
 
 _BY_KIND = {c.kind: c for c in (ServeError, BadRequest, Unauthorized, ServerBusy, ServerUnavailable, RequestTimeout)}

@@ -126,6 +126,7 @@ class FrontModel:
             for i, (x, h) in enumerate(zip(xs, lns)):
                 out = torch.zeros_like(h)                                                # [N_i, d]
                 for s in per_doc[i]:
+                    assert s.y is not None                                               # _run computed every segment
                     out.index_add_(0, s.tokens, s.y * s.gate[:, None].to(s.y.dtype))
                 xs[i] = x + out
             rows_expert.append(counts)
@@ -172,7 +173,7 @@ class FrontModel:
         elif any(r != 0 for r in by_rank):
             raise RuntimeError("segments for another rank while rank 0 is the only active rank")
         for s in by_rank.get(0, []):                                                    # local while others run
-            s.y = shard.copies[layer][s.slot](lns[s.doc][s.tokens])
+            s.y = shard.held(layer, s.slot)(lns[s.doc][s.tokens])
         for ss, out, work, _keep in pending:
             for w in work:
                 w.wait()

@@ -1,6 +1,6 @@
 """The HTTP front end of the model server (standard library `ThreadingHTTPServer`, HTTP/1.1 keep-alive).
 
-    GET  /v1/health                 {"state": ...}; 200 while serving or scaling, 503 otherwise
+    GET  /v1/health                 {"state": ...}; 200 while serving, scaling or recovering, 503 otherwise
     GET  /v1/status[?refresh=1]     `ServerStatus` as JSON (refresh: ask every rank for its memory first)
     POST /v1/score                  {"documents": [doc, ...]} -> {"scores": [float32 [N_i], ...]}  (wire.py)
     POST /v1/demand                 {"tokens": n, "ttl_s": s}: work a client expects to send  (token)
@@ -61,7 +61,7 @@ class ModelHTTPServer(ThreadingHTTPServer):
     @property
     def url(self) -> str:
         host, port = self.server_address[:2]
-        return f"http://{host}:{port}"
+        return f"http://{host.decode() if isinstance(host, bytes) else host}:{port}"
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -102,7 +102,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _health(self) -> tuple[int, Any]:
         state = self.server.engine.state
-        return (200 if state in ("serving", "scaling", "degraded") else 503), {"state": state}
+        return (200 if state in ("serving", "scaling", "recovering") else 503), {"state": state}
 
     def _status(self) -> tuple[int, Any]:
         if "refresh=1" in self.path.partition("?")[2].split("&"):

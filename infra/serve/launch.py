@@ -90,7 +90,7 @@ class Server:
                 if p.is_alive():
                     p.terminate()
                     p.join(5)
-            if not self.engine.lost_ranks:         # a world with a dead member is left as it is
+            if self.engine.state != "failed":      # a world that could not be re-formed is left as it is
                 self.engine.world.close()
             self._stopped.set()
             log.info("model server stopped")
@@ -109,8 +109,8 @@ def start(opts: ServeOptions) -> Server:
         raise ConfigError(f"model weights not found: {weights}", setting="model_weights")
     t0 = time.perf_counter()
     port = _free_port(RENDEZVOUS_HOST)
-    ctx = mp.get_context("fork" if threading.active_count() == 1 and not torch.cuda.is_initialized()
-                         and not torch.cuda.is_available() else "forkserver")
+    fork = threading.active_count() == 1 and not torch.cuda.is_initialized() and not torch.cuda.is_available()
+    ctx = mp.get_context("fork") if fork else mp.get_context("forkserver")
     procs = [ctx.Process(target=worker_main, name=f"docassay-serve-rank{r}", daemon=True,
                          args=(r, opts.max_ranks, RENDEZVOUS_HOST, port, opts.threads_per_rank,
                                opts.collective_timeout_s))

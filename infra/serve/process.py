@@ -37,7 +37,9 @@ class ServerProcess:
         self.proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=self._log_fh, text=True,
                                      env={**os.environ, "PYTHONUNBUFFERED": "1"})
         line: list[str] = []
-        reader = threading.Thread(target=lambda: line.append(self.proc.stdout.readline()), daemon=True)
+        stdout = self.proc.stdout
+        assert stdout is not None                          # stdout=PIPE
+        reader = threading.Thread(target=lambda: line.append(stdout.readline()), daemon=True)
         reader.start()
         reader.join(startup_timeout_s)
         if not line or not line[0].strip():

@@ -153,10 +153,17 @@ class Reconfiguration:
         self.report.plan_s = self._lap()
         self.phase = Phase.ANNOUNCING
 
+    def _planned(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """(new placement, moves), which the planning step set."""
+        if self.new is None or self.moves is None:
+            raise RuntimeError(f"reconfiguration in phase {self.phase}: nothing planned yet")
+        return self.new, self.moves
+
     def _announcing(self) -> None:
         w = self.world
-        w.send_control(self.active, [int(Ctl.SCALE), self.target, int(self.new.shape[2]), int(self.moves.shape[0])])
-        _share_plan(w, self.new, self.moves)
+        new, moves = self._planned()
+        w.send_control(self.active, [int(Ctl.SCALE), self.target, int(new.shape[2]), int(moves.shape[0])])
+        _share_plan(w, new, moves)
         self.report.pause_s += self._lap()
         self.phase = Phase.MOVING
 
@@ -168,6 +175,8 @@ class Reconfiguration:
 
     def _switching(self) -> None:
         stats = _switch(self.world, self.shard, self._before)
+        if stats is None:
+            raise RuntimeError("the coordinator (rank 0) gathered no memory statistics")
         self.report.memory = [RankMemory.from_stats(r, row) for r, row in enumerate(stats.tolist())]
         self.report.released_bytes = {m.rank: max(m.expert_bytes_before - m.expert_bytes, 0)
                                       for m in self.report.memory if m.expert_bytes_before > m.expert_bytes}

@@ -79,6 +79,13 @@ class ExpertShard:
     def n_copies(self) -> int:
         return sum(c is not None for layer in self.copies for c in layer)
 
+    def held(self, l: int, s: int) -> ExpertCopy:
+        """The copy in slot s of layer l; RuntimeError when the slot is empty (a plan out of step)."""
+        copy = self.copies[l][s]
+        if copy is None:
+            raise RuntimeError(f"layer {l} slot {s}: this rank holds no copy there")
+        return copy
+
     def run(self, layer: int, segments: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
         """segments [n_seg, 2] long (slot, rows), x [n, d] with n = segments[:, 1].sum() -> y [n, d]:
         each run of rows through the copy in its slot, one matrix product per segment (a segment is
@@ -119,7 +126,8 @@ class ExpertShard:
         nothing else refers to them)."""
         for l in range(len(self.experts)):
             have = {e: c for e, c in zip(self.experts[l], self.copies[l]) if c is not None and e != EMPTY}
-            experts, copies = [], []
+            experts: list[int] = []
+            copies: list[ExpertCopy | None] = []
             for s, e in enumerate(new_row[l].tolist()):
                 if e == EMPTY:
                     experts.append(EMPTY)
@@ -149,15 +157,16 @@ def apply_moves(world: World, shard: ExpertShard, moves: torch.Tensor, new_row: 
     for row in moves.tolist():
         pairs.setdefault((row[2], row[4]), []).append(row)
     works, inbox, sent = [], [], 0
+
     for i, ((src, dst), rows) in enumerate(sorted(pairs.items())):
         tag = int(Tag.MOVE) + i
         if src == me and dst == me:
             raise RuntimeError("a move from a rank to itself")
         if src == me:
-            buf = torch.stack([shard.copies[l][ss].flat() for l, _, _, ss, _, _ in rows]).to(world.device)
+            buf = torch.stack([shard.held(l, ss).flat() for l, _, _, ss, _, _ in rows]).to(world.device)
             sent += buf.numel() * buf.element_size()
             works.append(dist.isend(buf, dst, tag=tag))
-            inbox.append((None, rows, buf))          # keep the buffer alive until the send is done
+            inbox.append((False, rows, buf))         # keep the buffer alive until the send is done
         elif dst == me:
             buf = torch.empty(len(rows), shard.numel, dtype=torch.float32, device=world.device)
             works.append(dist.irecv(buf, src, tag=tag))

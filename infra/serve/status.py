@@ -1,10 +1,11 @@
 """What `GET /v1/status` and `docassay model status` report."""
 from __future__ import annotations
 
+import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-__all__ = ["ServerStatus", "ModelInfo", "Counters", "format_status"]
+__all__ = ["ServerStatus", "ModelInfo", "Counters", "LostRank", "format_status"]
 
 
 @dataclass
@@ -28,8 +29,23 @@ class Counters:
 
 
 @dataclass
+class LostRank:
+    """A worker rank whose process died, and how the server worked around it."""
+    rank: int                              # its rank when the server started (the name the log and status use)
+    since: float                           # when rank 0 saw it (Unix time)
+    why: str                               # how the process ended ("the process was killed by SIGKILL")
+    seen_by: str                           # watcher | exchange (a batch) | heartbeat | scale
+    detail: str                            # what rank 0 was doing when it saw it
+    recovered_s: float                     # seen -> the survivors' world serving again (seconds)
+    serving_ranks: int                     # ranks in the re-formed world
+    active_ranks: int                      # of which active
+    restored_copies: int                   # expert copies read again from the weights file (no survivor held one)
+    generation: int                        # the world's generation after the re-form
+
+
+@dataclass
 class ServerStatus:
-    state: str                             # starting | serving | scaling | degraded | stopping | failed
+    state: str                             # starting | serving | scaling | recovering | stopping | stopped | failed
     backend: str
     max_ranks: int
     active_ranks: int
@@ -53,7 +69,9 @@ class ServerStatus:
     error: str | None = None
     announced_tokens: int = 0
     reconfigurations: list[dict[str, Any]] = field(default_factory=list)   # the last few, oldest first
-    lost_ranks: list[int] = field(default_factory=list)    # worker ranks whose process died (state degraded)
+    lost_ranks: list[int] = field(default_factory=list)    # worker ranks whose process died (start-up numbering)
+    lost: list[LostRank] = field(default_factory=list)     # one per lost rank, oldest first
+    ranks: list[int] = field(default_factory=list)         # [current rank] -> its start-up rank (after losses)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -63,6 +81,7 @@ class ServerStatus:
         d = dict(d)
         d["counters"] = Counters(**d["counters"])
         d["model"] = ModelInfo(**d["model"])
+        d["lost"] = [LostRank(**x) for x in d.get("lost", [])]
         return cls(**d)
 
 
@@ -89,8 +108,13 @@ def format_status(s: ServerStatus) -> str:
                      f"{r['moved_copies']} copies moved ({r['moved_bytes'] / 2**10:.0f} KiB)")
     if s.autoscale:
         lines.append(f"autoscale: {s.autoscale}")
+    for x in s.lost:
+        when = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(x.since))
+        lines.append(f"lost rank {x.rank} at {when} UTC ({x.why}; seen by the {x.seen_by}): re-formed on "
+                     f"{x.serving_ranks} ranks ({x.active_ranks} active) in {x.recovered_s * 1e3:.0f} ms, "
+                     f"{x.restored_copies} expert copies read again")
     if s.lost_ranks:
-        lines.append(f"lost ranks: {s.lost_ranks} (serving on rank 0 alone; restart the server to scale)")
+        lines.append(f"ranks now: {s.ranks} (start-up numbering); scale up to {s.max_ranks}")
     if s.error:
         lines.append(f"error: {s.error}")
     return "\n".join(lines)

@@ -17,7 +17,7 @@ from docassay.infra.serve.front import DocInput
 
 __all__ = ["encode_array", "decode_array", "encode_doc", "decode_doc"]
 
-_DTYPES = {"int64": np.dtype("<i8"), "float32": np.dtype("<f4")}
+_DTYPES: dict[str, np.dtype] = {"int64": np.dtype("<i8"), "float32": np.dtype("<f4")}
 
 
 def encode_array(a: np.ndarray) -> dict[str, Any]:

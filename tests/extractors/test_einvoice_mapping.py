@@ -67,6 +67,7 @@ def test_printed_values_are_found_with_their_place() -> None:
 
 def test_a_bad_xpath_is_a_config_error_naming_the_field() -> None:
     import pytest
+
     from docassay.infra.errors import ConfigError
     schema = {"type": "object", "properties": {"x": {"type": "string", "x-docassay": {"einvoice": {"xpath": "//*[("}}}}}
     with pytest.raises(ConfigError) as e:
@@ -76,6 +77,7 @@ def test_a_bad_xpath_is_a_config_error_naming_the_field() -> None:
 
 def test_credit_note_amounts_as_written_or_negative() -> None:
     import pytest
+
     from docassay.infra.errors import ConfigError
     cn = read_xml(to_ubl(TRUTH, credit_note=True))
     assert map_record(cn, SCHEMA).record["gross_total"] == 529.87, "as the XML writes it (default)"

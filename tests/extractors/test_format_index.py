@@ -162,7 +162,8 @@ def test_filters_by_metadata(tmp_path: Path):
     q = near(vec(2), 50, 0.05)                               # nearest is pending-near
     assert ix.search(q, k=1)[0].format_id == "pending-near"
     assert ix.search(q, k=1, filter={"status": "active"})[0].format_id == "active-far"
-    ids = lambda flt: sorted(m.format_id for m in ix.search(q, k=10, filter=flt))
+    def ids(flt: dict) -> list[str]:
+        return sorted(m.format_id for m in ix.search(q, k=10, filter=flt))
     assert ids({"status": {"$ne": "archived"}}) == ["active-far", "pending-near"]
     assert ids({"status": {"$in": ["archived", "active"]}}) == ["active-far", "archived"]
     assert ids({"version": {"$gte": 3}}) == ["active-far", "archived"]

@@ -13,7 +13,7 @@ from typing import Any, Iterator
 import numpy as np
 import pytest
 
-from awsmock import aws_offline, emulate_query_vectors  # noqa: F401  (fixture)
+from awsmock import emulate_query_vectors
 from docassay.extractors.format_index import FormatIndex, FormatIndexBase
 from docassay.extractors.format_index_s3vectors import S3VectorsFormatIndex, parse_s3vectors_url
 from docassay.infra.errors import ConfigError

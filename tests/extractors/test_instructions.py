@@ -1,11 +1,11 @@
 import json
 
 import pytest
-from builders import make_doc
 
+from builders import make_doc
 from docassay.extractors.errors import InstructionError
 from docassay.extractors.instructions.executor import execute
-from docassay.extractors.instructions.model import Instructions, validate_instructions
+from docassay.extractors.instructions.language import Instructions, validate_instructions
 
 INS = {
     "docassay_instructions": 1,

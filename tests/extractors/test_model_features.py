@@ -9,10 +9,24 @@ import numpy as np
 
 from docassay.extractors.instructions import baseline
 from docassay.extractors.instructions.generator import detect_locale, schema_fields
-from docassay.extractors.instructions.model_data import (as_ocr_lines, label_document, reword_format, same_value, synth_examples,
-                                                synth_labelled)
-from docassay.extractors.instructions.model_features import (N_BUCKETS, NUMERIC, _h, concept_matches, featurize, numeric_names,
-                                                    value_class, value_shape)
+from docassay.extractors.instructions.model_data import (
+    as_ocr_lines,
+    label_document,
+    reword_format,
+    same_value,
+    synth_examples,
+    synth_labelled,
+)
+from docassay.extractors.instructions.model_features import (
+    N_BUCKETS,
+    NUMERIC,
+    _h,
+    concept_matches,
+    featurize,
+    numeric_names,
+    value_class,
+    value_shape,
+)
 from docassay.extractors.instructions.proposals import propose
 from docassay.extractors.spans import DocIndex
 from docassay.extractors.synth import generate
@@ -148,7 +162,7 @@ def test_reworded_formats_print_one_new_label_per_field_on_every_document():
         before, after = sd.document.pages[0].text, doc.pages[0].text
         assert len(doc.pages[0].words) > 0 and before != after
         changed += 1
-        for name, fs in sd.truth_spans.fields.items():           # the values themselves are still printed
+        for fs in sd.truth_spans.fields.values():                # the values themselves are still printed
             if fs.page == 1:
                 assert fs.text in after
     again = reword_format(docs, np.random.default_rng(1))

@@ -50,7 +50,7 @@ def test_scorer_ranks_every_field_with_probabilities_and_counts_tokens():
     n_in, n_out = s.tokens(ix, specs, props)
     assert n_in == sum(len(v) for v in props.values()) and n_out == sum(1 for v in props.values() if v)
     ranked = s(ix, specs, props)
-    for name, ps in ranked.items():
+    for ps in ranked.values():
         scores = [p.score for p in ps]
         assert all(0.0 <= x <= 1.0 for x in scores)
         assert scores == sorted(scores, reverse=True)

@@ -104,6 +104,7 @@ def test_blank_and_truncated_images():
 
 def test_tiff_with_too_many_frames_is_refused():
     import dataclasses
+
     from docassay.infra.config import Limits, Settings
     frames = [Image.new("L", (20, 20), "white") for _ in range(4)]
     data = encode(frames[0], "TIFF", save_all=True, append_images=frames[1:])
@@ -175,6 +176,7 @@ def _bag(text: str) -> str:
 @pytest.mark.skipif(not _scans(), reason="SROIE receipt scans not present")
 def test_sroie_receipt_scans_through_ocr():
     import difflib
+
     from docassay.extractors.parsers.ocr_lines import read_lines
     sims, secs = [], []
     for path in _scans()[::5]:                          # 10 of 48, ~4 s each on 2 cores

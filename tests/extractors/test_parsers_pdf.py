@@ -295,6 +295,7 @@ def test_known_invoice_reads_in_order():
 
 def test_huge_page_is_rendered_within_the_pixel_limit():
     import dataclasses
+
     from docassay.extractors.parsers.base import Budget
     from docassay.extractors.parsers.pdf import _render, _View
     from docassay.infra.config import Limits, Settings

@@ -50,6 +50,7 @@ def test_wide_characters_take_two_columns():
 
 def test_text_limit():
     import dataclasses
+
     from docassay.infra.config import Limits, Settings
     cfg = Settings(limits=dataclasses.replace(Limits(), max_text_chars=10))
     with pytest.raises(ParseError) as info:

@@ -1,6 +1,6 @@
 import pytest
-from builders import make_doc
 
+from builders import make_doc
 from docassay.extractors.spans import DocIndex
 
 

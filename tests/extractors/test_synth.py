@@ -7,8 +7,17 @@ from decimal import Decimal
 
 import pytest
 
-from docassay.extractors.synth import (SPLITS, format_seeds, generate, make_document, make_format, parse_amount, parse_date,
-                              split_of, vocab)
+from docassay.extractors.synth import (
+    SPLITS,
+    format_seeds,
+    generate,
+    make_document,
+    make_format,
+    parse_amount,
+    parse_date,
+    split_of,
+    vocab,
+)
 from docassay.extractors.synth.invoice_style import sample_invoice_style
 from docassay.extractors.synth.invoice_values import sample_invoice_values
 from docassay.extractors.synth.locale import money

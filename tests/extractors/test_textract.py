@@ -9,7 +9,6 @@ from typing import Any
 import pytest
 from PIL import Image
 
-from awsmock import aws_offline  # noqa: F401  (fixture)
 from docassay.extractors.document import Document
 from docassay.extractors.errors import ParseError
 from docassay.extractors.parsers import detect, parse

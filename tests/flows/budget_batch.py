@@ -20,8 +20,8 @@ ROOT = Path(__file__).resolve().parents[2]
 def main(start_at: float, folder: str, out: str, home: str, dsn: str, project: str, user: str) -> int:
     install()
     from docassay.flows.batch import collect_sources, ground_truth_sidecar, run_batch
+    from docassay.flows.context import open_context
     from docassay.flows.jobs import JobOptions, build_job
-    from docassay.flows.pipeline import open_context
     from docassay.flows.results import ResultsWriter
 
     job = build_job(JobOptions(schema=ROOT / "examples/invoices/schema.json", rules=ROOT / "examples/invoices/rules",
@@ -30,7 +30,7 @@ def main(start_at: float, folder: str, out: str, home: str, dsn: str, project: s
     sources = collect_sources([folder], skip=ground_truth_sidecar)
     writer = ResultsWriter(Path(out) / "results.jsonl")
     with open_context(job.settings) as ctx:
-        ctx.conn                                        # connected and migrated before the start signal
+        ctx.conn  # noqa: B018                          # connected and migrated before the start signal
         time.sleep(max(0.0, start_at - time.time()))
         run_batch(sources, job, ctx, writer=writer)
     writer.close()

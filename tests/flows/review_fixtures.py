@@ -7,11 +7,12 @@ from pathlib import Path
 from docassay.extractors.synth.generator import make_format
 from docassay.flows import lifecycle
 from docassay.flows.batch import run_batch
-from docassay.flows.pipeline import Job, open_context
+from docassay.flows.context import Job, open_context
 from docassay.flows.review_app.app import AppConfig, create_app
 from docassay.flows.review_app.security import SecurityConfig
 from docassay.infra.config import Settings
 from tests.flows.test_lifecycle import FORMAT_SEED, header_schema, write
+
 
 def gates_job(**kw) -> Job:
     """A job whose gates alone decide: these tests are about review, not confidence, so a

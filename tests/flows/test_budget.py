@@ -5,12 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from budget_support import MeteredBaselineScorer, header_schema, write_invoices
+
 from docassay.extractors.instructions.generator import estimate_tokens
 from docassay.extractors.parsers import parse, read_source
 from docassay.flows.batch import load_rule_pack, load_schema, run_batch
-from docassay.flows.pipeline import Job, open_context
+from docassay.flows.context import Job, open_context
 from docassay.infra import store
 from docassay.infra.config import Settings
 from docassay.infra.db import Database

@@ -11,8 +11,8 @@ import time
 from pathlib import Path
 
 import pytest
-
 from budget_support import MeteredBaselineScorer, write_invoices
+
 from docassay.extractors.instructions.generator import estimate_tokens
 from docassay.extractors.parsers import parse, read_source
 from docassay.flows.batch import load_schema

@@ -6,12 +6,12 @@ import os
 from pathlib import Path
 
 import pytest
-
 from budget_support import write_invoices
+
 from docassay.flows.batch import run_batch
+from docassay.flows.context import open_context
 from docassay.flows.estimate import estimate_batch
 from docassay.flows.jobs import JobOptions, build_job
-from docassay.flows.pipeline import open_context
 from docassay.infra.db import Database
 from docassay.infra.quota import QuotaBudget, Subject, usage
 

@@ -12,13 +12,13 @@ from typing import Iterator
 
 import psycopg
 import pytest
-
 from budget_support import MeteredBaselineScorer, write_invoices
+
 from docassay.flows import jobs
 from docassay.flows.batch import run_batch
 from docassay.flows.cli import main
+from docassay.flows.context import open_context
 from docassay.flows.jobs import JobOptions, build_job
-from docassay.flows.pipeline import open_context
 from docassay.infra.config import Settings
 from docassay.infra.db import Database
 from docassay.infra.quota import Subject, usage
@@ -26,6 +26,7 @@ from docassay.infra.quota import Subject, usage
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = str(ROOT / "examples/invoices/schema.json")
 RULES = str(ROOT / "examples/invoices/rules")
+pytestmark = pytest.mark.prefect                     # every batch here runs as a Prefect flow (prefect_home)
 
 
 @pytest.fixture(scope="module", autouse=True)

@@ -21,7 +21,7 @@ from typing import Any, Callable, Iterator
 import psycopg
 import pytest
 
-from awsmock import FAKE_ENV, aws_offline, free_port, moto_server  # noqa: F401  (fixture)
+from awsmock import FAKE_ENV, free_port, moto_server
 from docassay.flows.cli import main
 from docassay.flows.deploy import deployment_name
 from docassay.flows.inbox import ARCHIVE, InboxSpec
@@ -69,6 +69,11 @@ def test_bad_schedules_and_runners_are_refused(tmp_path: Path) -> None:
     with pytest.raises(ConfigError):
         make_task_runner("dask:many", 2)
     assert is_in_process(make_task_runner("threads", 2))
+
+
+def test_dask_runners() -> None:
+    pytest.importorskip("prefect_dask")
+    from docassay.flows.runners import is_in_process, make_task_runner
     dask = make_task_runner("dask:3", 2)
     assert not is_in_process(dask) and dask.cluster_kwargs["n_workers"] == 3 and dask.cluster_kwargs["processes"]
     assert make_task_runner("tcp://10.0.0.5:8786", 2).address == "tcp://10.0.0.5:8786"
@@ -173,6 +178,7 @@ def _reports_in_folder(dest: Path) -> list[dict]:
 def test_scheduled_runs_process_a_folder_and_an_s3_inbox_after_a_killed_run(
         prefect_server: dict[str, str], tmp_path: Path, pg_fresh_dsn: str, aws_offline: list[str]) -> None:
     boto3 = pytest.importorskip("boto3")
+    pytest.importorskip("moto")
     folder, results, home = tmp_path / "inbox", tmp_path / "results", tmp_path / "home"
     docs = drop_invoices(folder, 4, 2, seed=71)
     common = ["--schema", str(SCHEMA), "--rules", str(RULES), "--db", pg_fresh_dsn, "--home", str(home),

@@ -11,8 +11,8 @@ import pytest
 from docassay.extractors.synth import generate, to_pdf
 from docassay.extractors.synth.einvoice import embed_xml, strip_attachments, to_cii, to_ubl
 from docassay.flows.batch import load_rule_pack, load_schema, run_batch
+from docassay.flows.context import Job, open_context
 from docassay.flows.einvoice import GATE, RULE
-from docassay.flows.pipeline import Job, open_context
 from docassay.infra.config import Settings
 from tests.extractors.test_einvoice_xmlsafe import LAUGHS, XXE_FILE
 

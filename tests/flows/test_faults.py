@@ -31,7 +31,6 @@ from typing import Callable, Iterator
 
 import psycopg
 import pytest
-
 from budget_support import write_invoices
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -10,7 +10,7 @@ from typing import Any, Iterator
 import psycopg
 import pytest
 
-from awsmock import aws_offline, emulate_query_vectors  # noqa: F401  (fixture)
+from awsmock import emulate_query_vectors
 from docassay.extractors.synth import SynthDoc, generate, to_png
 from docassay.flows.cli import main
 from docassay.flows.inbox import ARCHIVE, InboxSpec, run_inbox

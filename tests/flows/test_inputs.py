@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from docassay.flows.batch import collect_sources, ground_truth_sidecar, load_schema, run_batch
+from docassay.flows.context import Job, open_context
 from docassay.flows.inbox import FolderInbox
-from docassay.flows.pipeline import Job, open_context
 from docassay.infra.config import Settings
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -14,8 +14,14 @@ import pytest
 
 import docassay
 from docassay.flows.cli import build_parser
-from docassay.flows.job_options import (EINVOICE_CHOICES, GENERATOR_CHOICES, PARSER_CHOICES, JobOptions, absolute_path,
-                               cli_of)
+from docassay.flows.job_options import (
+    EINVOICE_CHOICES,
+    GENERATOR_CHOICES,
+    PARSER_CHOICES,
+    JobOptions,
+    absolute_path,
+    cli_of,
+)
 from docassay.infra.errors import ConfigError
 
 ROOT = Path(__file__).resolve().parents[2]

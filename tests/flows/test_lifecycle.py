@@ -13,13 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from docassay.extractors.instructions.model import Instructions, Locator
+from docassay.extractors.instructions.language import Instructions, Locator
 from docassay.extractors.parsers import parse
 from docassay.extractors.synth import to_pdf
 from docassay.extractors.synth.generator import make_document, make_format
 from docassay.flows import lifecycle
 from docassay.flows.batch import load_schema, run_batch
-from docassay.flows.pipeline import Job, open_context, process_document
+from docassay.flows.context import Job, open_context
+from docassay.flows.pipeline import process_document
 from docassay.infra import store
 from docassay.infra.config import Settings
 

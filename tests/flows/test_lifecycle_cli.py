@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from docassay.extractors.instructions.model import FieldRule, Instructions, Locale, Locator
+from docassay.extractors.instructions.language import FieldRule, Instructions, Locale, Locator
 from docassay.extractors.synth.generator import make_format
 from docassay.flows import lifecycle
 from docassay.flows.batch import run_batch
 from docassay.flows.cli import main
-from docassay.flows.pipeline import Job, open_context
+from docassay.flows.context import Job, open_context
 from docassay.infra import store
 from docassay.infra.config import Settings
 from docassay.infra.errors import ConfigError

@@ -7,11 +7,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import psycopg
-
 from budget_support import write_invoices
+
+from docassay.flows.context import open_context
 from docassay.flows.jobs import JobOptions, build_job
 from docassay.flows.outages import Outage, OutagePolicy, process_with_reconnect
-from docassay.flows.pipeline import open_context
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = str(ROOT / "examples/invoices/schema.json")

@@ -12,8 +12,15 @@ from pathlib import Path
 import pytest
 
 from docassay.flows import results as results_mod
-from docassay.flows.output import (OutputBusy, OutputExists, OutputFolder, partial_path, preflight, read_complete_rows,
-                          run_path)
+from docassay.flows.output import (
+    OutputBusy,
+    OutputExists,
+    OutputFolder,
+    partial_path,
+    preflight,
+    read_complete_rows,
+    run_path,
+)
 from docassay.flows.results import ResultsWriteError, ResultsWriter, Row
 from docassay.flows.retry import plan_retry
 

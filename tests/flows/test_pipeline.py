@@ -8,7 +8,7 @@ import pytest
 
 from docassay.extractors.synth import generate, to_pdf
 from docassay.flows.batch import collect_sources, ground_truth_sidecar, load_rule_pack, load_schema, run_batch
-from docassay.flows.pipeline import Job, open_context
+from docassay.flows.context import Job, open_context
 from docassay.flows.results import ResultsWriter, summarize
 from docassay.infra.config import Settings
 
@@ -54,7 +54,7 @@ def test_batch_learns_then_reuses_formats(tmp_path: Path, pg_fresh_dsn: str) -> 
     assert passed, f"nothing verified: {[r.status for r in first]}"
     for r in passed:
         assert r.format["id"] and set(r.record) and r.provenance
-        for field, prov in r.provenance.items():
+        for prov in r.provenance.values():
             assert prov["page"] >= 1 and len(prov["bbox"]) == 4
     by_source = {r.source: r for r in second}
     for r in passed:

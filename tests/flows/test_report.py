@@ -15,7 +15,7 @@ import pytest
 from docassay.extractors.synth.generator import make_format
 from docassay.flows.batch import run_batch
 from docassay.flows.cli import main
-from docassay.flows.pipeline import open_context
+from docassay.flows.context import open_context
 from docassay.flows.report import REPORT_NAME, SCRIPT, STYLE, summarize_rows, write_report
 from docassay.flows.results import ResultsWriter, Row
 from docassay.flows.review_view import field_states
@@ -65,7 +65,7 @@ def test_report_of_a_batch(tmp_path: Path, pg_fresh_dsn: str) -> None:
     assert html.count('<image href="data:image/jpeg;base64,') == 3
     assert html.count('<article class="doc"') == 5
     for r in rows:                                                  # every field's box on its page
-        assert html.count(f'<g class="fbox tone-') >= sum(len(x.provenance) for x in rows)
+        assert html.count('<g class="fbox tone-') >= sum(len(x.provenance) for x in rows)
         assert r.source in html
     assert "<script>alert" not in html and "<img src=x" not in html and "&lt;script&gt;alert" in html
     assert "error/corrupt" in html and "time per stage" in html

@@ -10,10 +10,12 @@ import json
 from pathlib import Path
 
 from docassay.extractors.synth.generator import make_document, make_format
-from docassay.flows import lifecycle, review_actions as ra
+from docassay.flows import lifecycle
+from docassay.flows import review_actions as ra
 from docassay.flows.batch import load_rule_pack, load_schema, run_batch
 from docassay.flows.cli import main
-from docassay.flows.pipeline import open_context, process_document
+from docassay.flows.context import open_context
+from docassay.flows.pipeline import process_document
 from docassay.infra import store
 from docassay.infra.config import Settings
 from tests.flows.review_fixtures import gates_job

@@ -11,7 +11,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from docassay.flows.cli import build_parser
-from docassay.flows.pipeline import open_context
+from docassay.flows.context import open_context
 from docassay.flows.review_app.security import CSP, CSRF_HEADER, SecurityConfig
 from docassay.infra import store
 from tests.flows.review_fixtures import BASE_URL, app_for, waiting_documents

@@ -23,7 +23,8 @@ from docassay.extractors.synth.generator import make_format
 from docassay.flows import lifecycle
 from docassay.flows.batch import collect_sources, ground_truth_sidecar, load_rule_pack, load_schema, run_batch
 from docassay.flows.cli import main
-from docassay.flows.pipeline import open_context, process_document
+from docassay.flows.context import open_context
+from docassay.flows.pipeline import process_document
 from docassay.flows.report import write_report
 from docassay.flows.results import ResultsWriter
 from docassay.infra import store
@@ -38,6 +39,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow,
               pytest.mark.skipif(not (CHROMIUM and DRIVER),
                                  reason="chromium and chromedriver are not installed "
                                         "(apt-get install chromium chromium-driver; .ci/run does)")]
+pytest.importorskip("selenium")
 
 # Where each field of the unlearned document is printed: a word opening its line, and the words
 # a reviewer clicks (the first plainly, the others with shift).
@@ -103,10 +105,10 @@ def word_indices(path: str) -> dict[str, list[int]]:
 
 
 def test_a_reviewer_clears_the_queue_in_the_browser(tmp_path: Path, pg_fresh_dsn: str) -> None:
+    from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
     from selenium.webdriver.common.action_chains import ActionChains
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
-    from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
     from selenium.webdriver.support.ui import WebDriverWait
 
     assert main(["synth", "--out", str(tmp_path / "synth"), "--formats", "4", "--docs", "5", "--split", "unseen",
@@ -168,12 +170,12 @@ def test_a_reviewer_clears_the_queue_in_the_browser(tmp_path: Path, pg_fresh_dsn
                         break
                     before = driver.current_url
                     ActionChains(driver).send_keys("a").perform()
-                    wait.until(lambda d: d.execute_script(
+                    wait.until(lambda d, before=before: d.execute_script(
                         "var r = document.getElementById('result');"
                         "return location.href !== arguments[0] || (r !== null && r.classList.contains('error'));", before))
                     if driver.current_url == before:
                         ActionChains(driver).send_keys("r").perform()
-                        wait.until(lambda d: d.current_url != before)
+                        wait.until(lambda d, before=before: d.current_url != before)
                         decided["reject"] += 1
                     else:
                         decided["accept"] += 1

@@ -3,7 +3,7 @@ confidence when the row carries it (the calibrated `fields` block), the verifica
 violations when it does not; line-item outlines; typed values read as printed."""
 from __future__ import annotations
 
-from docassay.extractors.instructions.model import Locale
+from docassay.extractors.instructions.language import Locale
 from docassay.flows.review_actions import corrections_from, parse_value
 from docassay.flows.review_view import doubtful, field_views, item_boxes, reasons, tone_for
 

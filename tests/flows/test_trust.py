@@ -11,15 +11,17 @@ import json
 import shutil
 from pathlib import Path
 
+from test_lifecycle import write as write_format
+
 from docassay.extractors.synth.generator import make_format
 from docassay.flows.batch import load_schema, run_batch
 from docassay.flows.cli import main as cli
-from docassay.flows.pipeline import Job, open_context, process_document
+from docassay.flows.context import Job, open_context
+from docassay.flows.pipeline import process_document
 from docassay.flows.results import ResultsWriter
 from docassay.flows.retry import plan_retry
 from docassay.infra import store
 from docassay.infra.config import Settings
-from test_lifecycle import write as write_format
 
 ROOT = Path(__file__).resolve().parents[2]
 FORMAT_SEED = 1946619406                  # a dev-split synthetic format (never a training format)

@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 from psycopg.conninfo import conninfo_to_dict
 
-from awsmock import aws_offline  # noqa: F401  (fixture)
 from docassay.infra.config import Settings
 from docassay.infra.db import dialect_of, discover, resolve_dsn
 from docassay.infra.db.dsql import dsql_dsn, dsql_violations, with_iam_token
@@ -32,6 +31,7 @@ def test_dsql_urls_become_dsns() -> None:
 
 
 def test_settings_db_switch_selects_dsql(aws_offline: list[str]) -> None:
+    pytest.importorskip("boto3")                  # signs the IAM token
     dsn = resolve_dsn(Settings.load(db=f"dsql://{ENDPOINT}"))
     assert dialect_of(dsn) == "dsql"
     signed = conninfo_to_dict(with_iam_token(dsn))
@@ -42,6 +42,7 @@ def test_settings_db_switch_selects_dsql(aws_offline: list[str]) -> None:
 
 def test_cluster_ids_from_the_dsql_api_on_moto(aws_offline: list[str]) -> None:
     boto3 = pytest.importorskip("boto3")
+    pytest.importorskip("moto")
     from moto import mock_aws
     with mock_aws():
         cluster = boto3.client("dsql", region_name="us-east-1").create_cluster(deletionProtectionEnabled=False)

@@ -75,7 +75,7 @@ def test_concurrent_starters_share_one_server_that_outlives_them(home: Path, mon
     time.sleep(0.5)                      # both past their imports, waiting on the same signal
     go.touch()
     outs = [p.communicate(timeout=120) for p in procs]
-    for p, (out, err) in zip(procs, outs):
+    for p, (_, err) in zip(procs, outs):
         assert p.returncode == 0, err
     versions = [json.loads(out) for out, _ in outs]
     assert versions[0] == versions[1] and versions[0][0] == 1

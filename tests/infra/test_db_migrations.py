@@ -12,8 +12,7 @@ import psycopg
 import pytest
 
 from docassay.infra.config import Settings
-from docassay.infra.db import Database, MigrationError, apply_migrations, connect, discover
-from docassay.infra.db import migrate
+from docassay.infra.db import Database, MigrationError, apply_migrations, connect, discover, migrate
 from docassay.infra.db.migrate import Migration, applied
 from docassay.infra.db.sqltext import split_statements
 

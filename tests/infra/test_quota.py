@@ -10,8 +10,19 @@ import pytest
 from docassay.infra.config import Settings
 from docassay.infra.db import Database
 from docassay.infra.errors import ConfigError, DatabaseError
-from docassay.infra.quota import (KEEP, QuotaBudget, QuotaExceeded, Subject, TokenLimit, limits, next_reset, quota_day,
-                         set_limit, subjects_for, usage)
+from docassay.infra.quota import (
+    KEEP,
+    QuotaBudget,
+    QuotaExceeded,
+    Subject,
+    TokenLimit,
+    limits,
+    next_reset,
+    quota_day,
+    set_limit,
+    subjects_for,
+    usage,
+)
 
 BERLIN = ZoneInfo("Europe/Berlin")
 

@@ -6,7 +6,7 @@ from typing import Any, Iterator
 
 import pytest
 
-from awsmock import aws_offline, moto_server  # noqa: F401  (fixture)
+from awsmock import moto_server
 from docassay.infra.errors import ConfigError, StorageError
 from docassay.infra.objects import ObjectStore
 from docassay.infra.s3 import S3ObjectStore, parse_s3_url, read_url

@@ -8,10 +8,10 @@ import time
 from pathlib import Path
 
 import pytest
+from serve_helpers import ServerProcess, write_weights
 
 from docassay.infra.serve.errors import Unauthorized
 from docassay.infra.serve.http import HttpLimits
-from serve_helpers import ServerProcess, write_weights
 
 pytestmark = [pytest.mark.distributed, pytest.mark.slow]   # one server start: about 25 s on 2 cores
 

@@ -15,14 +15,14 @@ from pathlib import Path
 
 import pytest
 import torch
+from serve_helpers import ServerProcess, random_docs, write_weights
 
 from docassay.extractors.instructions.model_scorer import model_scorer
 from docassay.flows.batch import collect_sources, ground_truth_sidecar, load_rule_pack, load_schema, run_batch
-from docassay.flows.pipeline import Job, open_context
+from docassay.flows.context import Job, open_context
 from docassay.flows.remote_scorer import RemoteScorer
 from docassay.infra.config import Settings
 from docassay.infra.serve.errors import ServeError
-from serve_helpers import ServerProcess, random_docs, write_weights
 from tests.conftest import fresh_database
 
 pytestmark = [pytest.mark.distributed, pytest.mark.slow]
@@ -49,8 +49,8 @@ def _run(sources: list[str], scorer, home: Path, dsn: str) -> dict[str, dict]:
 
 
 def test_pipeline_batch_against_a_scaling_server_equals_in_process(tmp_path: Path, pg_dsn: str) -> None:
-    from docassay.extractors.synth import generate, to_pdf
     from docassay.extractors.instructions.model_features import N_BUCKETS, N_NUMERIC
+    from docassay.extractors.synth import generate, to_pdf
 
     folder = tmp_path / "in"
     folder.mkdir()

@@ -7,8 +7,16 @@ import pytest
 import torch
 
 import docassay.infra.serve as serve_pkg
-from docassay.infra.serve.placement import (EMPTY, check_placement, holders, plan_moves, plan_placement, rank_load,
-                                   replica_counts, slots_per_rank)
+from docassay.infra.serve.placement import (
+    EMPTY,
+    check_placement,
+    holders,
+    plan_moves,
+    plan_placement,
+    rank_load,
+    replica_counts,
+    slots_per_rank,
+)
 
 E, L, M = 8, 2, 4
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 import torch
+from serve_helpers import random_docs
 
 from docassay.infra.serve.autoscale import AutoscaleInputs, AutoscalePolicy, decide
 from docassay.infra.serve.front import DocInput, FrontModel
 from docassay.infra.serve.placement import EMPTY, holders
 from docassay.infra.serve.reconfig import Phase, PlanSettings, Reconfiguration
 from docassay.infra.serve.shard import ExpertShard
-from serve_helpers import random_docs
 
 pytestmark = pytest.mark.distributed
 

@@ -16,10 +16,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from serve_helpers import ServerProcess, random_docs, reference_scores, write_weights
 
 from docassay.infra.serve.errors import BadRequest, ServeError, Unauthorized
 from docassay.infra.serve.placement import EMPTY, check_placement
-from serve_helpers import ServerProcess, random_docs, reference_scores, write_weights
 
 pytestmark = [pytest.mark.distributed, pytest.mark.slow]
 

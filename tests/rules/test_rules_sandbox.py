@@ -14,10 +14,9 @@ import psycopg
 import pytest
 from psycopg import sql
 
-from tests.conftest import fresh_database
 from docassay.infra.db import apply_migrations, dump_json
-from docassay.rules import Rule, RuleResult, run_rules
-from docassay.rules import sandbox
+from docassay.rules import Rule, RuleResult, run_rules, sandbox
+from tests.conftest import fresh_database
 
 SCHEMA: dict[str, Any] = {"type": "object", "properties": {
     "invoice_number": {"type": "string"}, "gross_total": {"type": "number"},

@@ -10,8 +10,7 @@ from typing import Iterator
 import psycopg
 import pytest
 
-from docassay.rules import parse_rules, relation_schema, run_rules
-from docassay.rules import runner
+from docassay.rules import parse_rules, relation_schema, run_rules, runner
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 SCHEMA = json.loads((EXAMPLES / "invoices/schema.json").read_text())
@@ -43,7 +42,7 @@ def conn(pg_dsn: str) -> Iterator[psycopg.Connection]:
 
 def _one_by_one(conn, rules, **kw):
     """Each rule on its own, in the same sandbox `run_rules` uses (rules.sandbox)."""
-    from docassay.rules.sandbox import SandboxLimits, enter_statements, ensure_sandbox
+    from docassay.rules.sandbox import SandboxLimits, ensure_sandbox, enter_statements
     enter = enter_statements(SandboxLimits(), timeout_ms=2000, superuser=ensure_sandbox(conn))
     return [runner._run_one(conn, runner.bind_record(relation_schema(SCHEMA), RECORD), r, enter, 2000,
                             kw.get("max_v", 100)) for r in rules]

@@ -8,10 +8,10 @@ import json
 from pathlib import Path
 from typing import Any, Callable
 
-from tests.builders import make_doc
 from docassay.verifiers.checks.signal import Signal
 from docassay.verifiers.context import VerifyContext
 from docassay.verifiers.evidence import FieldEvidence
+from tests.builders import make_doc
 
 ROOT = Path(__file__).resolve().parents[2]
 INVOICE = json.loads((ROOT / "examples" / "invoices" / "schema.json").read_text("utf-8"))

@@ -5,9 +5,9 @@ import pytest
 
 from docassay.extractors.document import BBox
 from docassay.extractors.instructions.executor import Extraction, FieldValue, Provenance
-from tests.verifiers.checkkit import GOOD, INVOICE, RECEIPT, assert_conformant, at, by, ctx, page_doc
 from docassay.verifiers.checks import agreement as G
 from docassay.verifiers.history import MemoryHistory
+from tests.verifiers.checkkit import GOOD, INVOICE, RECEIPT, assert_conformant, at, by, ctx, page_doc
 
 
 def test_value_printed():

@@ -5,8 +5,8 @@ import copy
 
 import pytest
 
-from tests.verifiers.checkkit import GOOD, assert_conformant, at, by, ctx, page_doc
 from docassay.verifiers.checks import arithmetic as A
+from tests.verifiers.checkkit import GOOD, assert_conformant, at, by, ctx, page_doc
 
 
 def test_totals_add_up():

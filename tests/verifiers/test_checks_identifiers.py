@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.verifiers.checkkit import GOOD, assert_conformant, by, ctx, page_doc
 from docassay.verifiers.checks import identifiers as I
+from tests.verifiers.checkkit import GOOD, assert_conformant, by, ctx, page_doc
 
 
 def test_vat_format_and_checksum():

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.verifiers.checkkit import GOOD, RECEIPT, assert_conformant, at, by, ctx, page_doc
 from docassay.verifiers.checks import labels as L
 from docassay.verifiers.checks.vocabulary import heading_meaning, is_label_text, meanings_in, tax_inclusion
+from tests.verifiers.checkkit import GOOD, RECEIPT, assert_conformant, at, by, ctx, page_doc
 
 
 def test_longest_phrase_wins():

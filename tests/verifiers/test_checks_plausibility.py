@@ -5,8 +5,8 @@ from datetime import date
 
 import pytest
 
-from tests.verifiers.checkkit import GOOD, RECEIPT, assert_conformant, at, by, ctx, page_doc
 from docassay.verifiers.checks import plausibility as P
+from tests.verifiers.checkkit import GOOD, RECEIPT, assert_conformant, at, by, ctx, page_doc
 
 
 @pytest.fixture(autouse=True)

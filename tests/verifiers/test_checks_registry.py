@@ -1,8 +1,8 @@
 """The checks registry: unique stable names, one module per family, a failing check isolated."""
 from __future__ import annotations
 
-from tests.verifiers.checkkit import GOOD, at, ctx, page_doc
 from docassay.verifiers.checks import CHECKS, Signal, run_checks
+from tests.verifiers.checkkit import GOOD, at, ctx, page_doc
 
 
 def test_names_are_unique():

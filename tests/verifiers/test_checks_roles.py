@@ -5,9 +5,9 @@ import pytest
 
 from docassay.extractors.document import BBox
 from docassay.extractors.instructions.executor import Extraction, Provenance
-from tests.verifiers.checkkit import GOOD, INVOICE, RECEIPT, assert_conformant, at, by, ctx, page_doc
 from docassay.verifiers.checks import roles as R
 from docassay.verifiers.checks.fields import roles_of
+from tests.verifiers.checkkit import GOOD, INVOICE, RECEIPT, assert_conformant, at, by, ctx, page_doc
 
 
 def test_roles_from_the_shipped_schemas():

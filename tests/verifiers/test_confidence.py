@@ -11,8 +11,16 @@ import pytest
 
 from docassay.flows.results import Row
 from docassay.flows.status import problem_lines
-from docassay.verifiers.confidence import (Calibrator, ConfidencePolicy, Example, ece, family_of, load, load_default,
-                                  reliability)
+from docassay.verifiers.confidence import (
+    Calibrator,
+    ConfidencePolicy,
+    Example,
+    ece,
+    family_of,
+    load,
+    load_default,
+    reliability,
+)
 from docassay.verifiers.confidence.calibrator import POOLED, FamilyModel, sign_of
 from docassay.verifiers.context import VerifyContext
 from docassay.verifiers.errors import VerifyError
@@ -185,3 +193,52 @@ def test_scope_present_makes_every_value_count() -> None:
     assert verify_with({"invoice_number": "RE-1", "gross_total": 12.5}, cal, 0.9, strict).accepted
     with pytest.raises(VerifyError, match="verified"):
         ConfidencePolicy.from_schema({"x-docassay": {"verify": {"verified": "some"}}})
+
+
+def _finished(v, record: dict) -> Row:
+    class R:                                              # what Row.finish reads of a repair result
+        extraction = type("E", (), {"record": dict(record), "provenance_json": lambda self: {}})()
+        verdict, attempts, changes = v, 1, []
+    row = Row(source="a.pdf")
+    row.finish(R(), repaired=False)
+    return row
+
+
+def test_an_accepted_record_leaves_a_doubtful_optional_value_out_and_the_row_keeps_it() -> None:
+    cal = Calibrator({POOLED: FamilyModel(["bias"], [3.0]), "text": FamilyModel(["bias"], [-3.0])})
+    rec = {"invoice_number": "RE-1", "gross_total": 12.5, "note": "x"}
+    v = verify_with(rec, cal, 0.9)
+    assert v.accepted and v.omitted == ["note"] and v.fields["note"].omitted
+    row = _finished(v, rec)
+    out = row.to_json()
+    assert row.status == "passed" and out["record"] == {"invoice_number": "RE-1", "gross_total": 12.5}
+    assert out["fields"]["note"] == {**out["fields"]["note"], "value": "x", "status": "doubtful", "omitted": True}
+    # a record that goes to review keeps every value
+    doubtful_amount = Calibrator({POOLED: FamilyModel(["bias"], [3.0]), "text": FamilyModel(["bias"], [-3.0]),
+                                  "amount": FamilyModel(["bias"], [-3.0])})
+    v = verify_with(rec, doubtful_amount, 0.9)
+    assert not v.accepted and v.omitted == [] and _finished(v, rec).to_json()["record"] == rec
+
+
+def test_doubtful_optional_keep_and_bad_values() -> None:
+    cal = Calibrator({POOLED: FamilyModel(["bias"], [3.0]), "text": FamilyModel(["bias"], [-3.0])})
+    keep = {**SCHEMA, "x-docassay": {"verify": {"doubtful_optional": "keep"}}}
+    rec = {"invoice_number": "RE-1", "gross_total": 12.5, "note": "x"}
+    v = verify_with(rec, cal, 0.9, keep)
+    assert v.accepted and v.omitted == [] and not v.fields["note"].omitted
+    assert _finished(v, rec).to_json()["record"] == rec
+    present = {**SCHEMA, "x-docassay": {"verify": {"verified": "present"}}}
+    assert verify_with(rec, cal, 0.9, present).omitted == []            # every value counts: nothing left out
+    with pytest.raises(VerifyError, match="doubtful_optional"):
+        ConfidencePolicy.from_schema({"x-docassay": {"verify": {"doubtful_optional": "drop"}}})
+
+
+def test_l2_per_family_shrinks_only_that_family() -> None:
+    ex = tiny_examples() + [Example("text", e.features, e.correct) for e in tiny_examples(seed=1)]
+    plain = Calibrator.fit(ex, iterations=500)
+    strong = Calibrator.fit(ex, iterations=500, l2_by_family={"text": 1.0})
+
+    def w(c: Calibrator, fam: str) -> dict:
+        return dict(zip(c.model_for(fam).features, c.model_for(fam).weights))
+    assert abs(w(strong, "text")["sum:pass"]) < abs(w(plain, "text")["sum:pass"]) / 2
+    assert w(strong, "amount") == w(plain, "amount") and strong.meta["l2_by_family"] == {"text": 1.0}

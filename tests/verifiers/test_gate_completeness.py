@@ -5,10 +5,10 @@ from dataclasses import dataclass
 
 import pytest
 
-from tests.verifiers.conftest import SCHEMA, ctx, document
 from docassay.verifiers.gates import completeness
 from docassay.verifiers.settings import VerifySettings
 from docassay.verifiers.verify import verify
+from tests.verifiers.conftest import SCHEMA, ctx, document
 
 
 @dataclass

@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import copy
 
-from tests.verifiers.conftest import SCHEMA, ctx
 from docassay.verifiers.gates import consistency
 from docassay.verifiers.history import MemoryHistory
 from docassay.verifiers.verify import verify
+from tests.verifiers.conftest import SCHEMA, ctx
 
 SAME = copy.deepcopy(SCHEMA)
 SAME["properties"]["seller_name"]["x-docassay"] = {"per_format": "same"}

@@ -1,9 +1,9 @@
 """coverage gate conformance."""
 from __future__ import annotations
 
-from tests.verifiers.conftest import ctx
 from docassay.verifiers.gates import coverage
 from docassay.verifiers.verify import verify
+from tests.verifiers.conftest import ctx
 
 
 def test_full_pass(good) -> None:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from tests.verifiers.conftest import ctx, labelled
 from docassay.verifiers.gates import evidence
 from docassay.verifiers.verify import verify
+from tests.verifiers.conftest import ctx, labelled
 
 
 def test_full_pass(good) -> None:

@@ -2,10 +2,10 @@
 malformed input, determinism."""
 from __future__ import annotations
 
-from tests.verifiers.conftest import ctx
 from docassay.verifiers.context import VerifyContext
 from docassay.verifiers.gates import format as format_gate
 from docassay.verifiers.verify import verify
+from tests.verifiers.conftest import ctx
 
 
 def test_full_pass(good) -> None:

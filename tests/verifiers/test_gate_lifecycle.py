@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.verifiers.conftest import ctx
 from docassay.verifiers.gates import lifecycle
 from docassay.verifiers.verify import verify
+from tests.verifiers.conftest import ctx
 
 
 @pytest.mark.parametrize("status", [None, "active", "pending_review"])

@@ -1,10 +1,10 @@
 """reference gate conformance: no new failures on the golden set when a version is proposed."""
 from __future__ import annotations
 
-from tests.verifiers.conftest import SCHEMA, ctx
 from docassay.verifiers.gates.reference import GoldenCase, Replay, check, disagreements
 from docassay.verifiers.settings import VerifySettings
 from docassay.verifiers.verify import verify
+from tests.verifiers.conftest import SCHEMA, ctx
 
 SETTINGS = VerifySettings.from_schema(SCHEMA)
 

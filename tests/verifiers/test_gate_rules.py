@@ -7,9 +7,9 @@ import psycopg
 import pytest
 
 from docassay.rules.loader import load_rules
-from tests.verifiers.conftest import ctx
 from docassay.verifiers.gates import rules as rules_gate
 from docassay.verifiers.verify import verify
+from tests.verifiers.conftest import ctx
 
 PACK = """
 -- rule: gross_equals_net_plus_tax

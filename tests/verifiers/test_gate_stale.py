@@ -2,10 +2,10 @@
 previous document of the format."""
 from __future__ import annotations
 
-from tests.verifiers.conftest import ctx
 from docassay.verifiers.gates import stale
 from docassay.verifiers.history import MemoryHistory
 from docassay.verifiers.verify import verify
+from tests.verifiers.conftest import ctx
 
 UNIQUE = {"invoice_number": ("seller_name",)}
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from tests.verifiers.conftest import SCHEMA, ctx, labelled
 from docassay.verifiers.errors import VerifyError
 from docassay.verifiers.settings import TOLERANCES, Tolerance, VerifySettings
 from docassay.verifiers.tolerance import closeness, matches, similarity
 from docassay.verifiers.verify import verify
+from tests.verifiers.conftest import SCHEMA, ctx, labelled
 
 
 def test_a_clean_record_scores_one(good) -> None:

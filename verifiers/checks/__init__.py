@@ -16,7 +16,9 @@ raise for odd input: a malformed value is a `fail` signal or no signal.
 `CHECKS` is the registry, in order, one module per family (each module's docstring lists its
 checks): identifiers (checksums, formats), arithmetic, labels (what the words beside a value
 mean), roles (which block of the page a value stands in), agreement (printed twice, the next-best
-reading, the format's earlier documents), plausibility (dates, proportions, the shape of a name).
+reading, the format's earlier documents), plausibility (dates, proportions, the shape of a name),
+extent (an address holds its whole printed block), names (a party's legal name, not its brand),
+items_table (each item read as its printed row) and rounding (a cash total read before rounding).
 Field roles come from the schema (verifiers.checks.fields; `x-docassay: {"role": ...}`).
 `run_checks` runs all of them and never lets one check's bug stop the others (a check that raises
 yields a `fail` signal named `<check>:error` on the field "" (no field), and is logged). The
@@ -28,7 +30,18 @@ from __future__ import annotations
 
 import logging
 
-from docassay.verifiers.checks import agreement, arithmetic, identifiers, labels, plausibility, roles
+from docassay.verifiers.checks import (
+    agreement,
+    arithmetic,
+    extent,
+    identifiers,
+    items_table,
+    labels,
+    names,
+    plausibility,
+    roles,
+    rounding,
+)
 from docassay.verifiers.checks.signal import OUTCOMES, Check, Outcome, Signal
 from docassay.verifiers.context import VerifyContext
 
@@ -39,7 +52,7 @@ _log = logging.getLogger(__name__)
 # name -> check, in the order they run; names are unique and stable (calibrator features).
 CHECKS: tuple[tuple[str, Check], ...] = (
     identifiers.CHECKS + arithmetic.CHECKS + labels.CHECKS + roles.CHECKS + agreement.CHECKS
-    + plausibility.CHECKS
+    + plausibility.CHECKS + extent.CHECKS + names.CHECKS + items_table.CHECKS + rounding.CHECKS
 )
 
 

@@ -212,7 +212,7 @@ def history_repeats(ctx: VerifyContext) -> list[Signal]:
         if value_key(v) == value_key(pv):
             out.append(Signal(f, "history_repeats", "fail", f"the same {f} as the format's previous document"))
         else:
-            out.append(Signal(f, "history_repeats", "pass", f"differs from the format's previous document"))
+            out.append(Signal(f, "history_repeats", "pass", "differs from the format's previous document"))
     return out
 
 

@@ -60,7 +60,7 @@ def totals_add_up(ctx: VerifyContext) -> list[Signal]:
 
 
 def _items(ctx: VerifyContext) -> list[tuple[str, list[Mapping[str, Any]], Mapping[str, str]]]:
-    out = []
+    out: list[tuple[str, list[Mapping[str, Any]], Mapping[str, str]]] = []
     for name, cols in roles_of(ctx.schema).items.items():
         rows = ctx.record.get(name)
         if isinstance(rows, list) and rows and all(isinstance(x, Mapping) for x in rows):

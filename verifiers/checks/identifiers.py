@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from typing import Any, Literal
 
 from docassay.verifiers.checks.fields import roles_of
 from docassay.verifiers.checks.page import doc_lines
-from docassay.verifiers.checks.signal import Signal
+from docassay.verifiers.checks.signal import Outcome, Signal
 from docassay.verifiers.checks.values import text
 from docassay.verifiers.context import VerifyContext
 
@@ -49,7 +50,7 @@ def _compact(v: str) -> str:
 
 
 @lru_cache(maxsize=64)
-def _vat_module(cc: str):
+def _vat_module(cc: str) -> Any:                  # a stdnum module (validate, compact), or None
     """stdnum's VAT module for a two-letter prefix (EL is Greece's), or None."""
     from stdnum.util import get_cc_module
     cc = {"el": "gr", "xi": "gb"}.get(cc.lower(), cc.lower())
@@ -61,12 +62,12 @@ def _vat_module(cc: str):
 
 
 @lru_cache(maxsize=1)
-def _swiss_uid():
+def _swiss_uid() -> Any:
     from stdnum.ch import uid
     return uid
 
 
-def _vat_verdict(value: str) -> tuple[str, str] | None:
+def _vat_verdict(value: str) -> tuple[Outcome, Outcome | Literal[""]] | None:
     """(shape, checksum) verdicts of a VAT ID: each 'pass' | 'fail' | '' (not judged); None when
     the value has no country prefix stdnum knows."""
     from stdnum.exceptions import InvalidChecksum, ValidationError
@@ -119,10 +120,11 @@ def vat_checksum(ctx: VerifyContext) -> list[Signal]:
     for f in _vat_fields(ctx):
         v = text(ctx.record.get(f))
         verdict = _vat_verdict(v) if v else None
-        if verdict is None or not verdict[1]:
+        checksum = verdict[1] if verdict is not None else ""
+        if not checksum:
             continue
-        out.append(Signal(f, "vat_checksum", verdict[1],
-                          f"the check digits of {v!r} {'agree' if verdict[1] == 'pass' else 'do not agree'}"))
+        out.append(Signal(f, "vat_checksum", checksum,
+                          f"the check digits of {v!r} {'agree' if checksum == 'pass' else 'do not agree'}"))
     return out
 
 

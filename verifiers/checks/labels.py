@@ -28,9 +28,17 @@ import re
 
 from docassay.verifiers.checks.fields import roles_of
 from docassay.verifiers.checks.page import doc_lines, number_readings, place
-from docassay.verifiers.checks.values import num
 from docassay.verifiers.checks.signal import Signal
-from docassay.verifiers.checks.vocabulary import RIVALS, ROLE_MEANING, SUPPORTS, VETO, is_label_text, meanings_in, tax_inclusion
+from docassay.verifiers.checks.values import num
+from docassay.verifiers.checks.vocabulary import (
+    RIVALS,
+    ROLE_MEANING,
+    SUPPORTS,
+    VETO,
+    is_label_text,
+    meanings_in,
+    tax_inclusion,
+)
 from docassay.verifiers.context import VerifyContext
 from docassay.verifiers.evidence import FieldEvidence
 

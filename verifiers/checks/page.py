@@ -94,6 +94,8 @@ def _place(document: Any, ev: FieldEvidence) -> Place | None:
     if not pages or not isinstance(ev.page, int) or not 1 <= ev.page <= len(pages):
         return None
     page = pages[ev.page - 1]
+    if ev.bbox is None:
+        return None
     try:
         x0, y0, x1, y1 = (float(v) for v in ev.bbox)
     except (TypeError, ValueError):

@@ -25,12 +25,13 @@ from datetime import date, timedelta
 from typing import Callable
 
 from docassay.verifiers.checks.fields import roles_of
-from docassay.verifiers.checks.signal import Signal
+from docassay.verifiers.checks.signal import Outcome, Signal
 from docassay.verifiers.checks.values import iso_date, num, text
 from docassay.verifiers.checks.vocabulary import fold
 from docassay.verifiers.context import VerifyContext
 
-__all__ = ["date_range", "due_after_issue", "tax_share", "name_shape", "address_shape", "amount_format",
+__all__ = ["date_range", "due_after_issue", "tax_share", "name_shape", "address_shape", "address_verdict",
+           "amount_format",
            "number_shape", "CHECKS",
            "EARLIEST_YEAR", "LATEST_AHEAD_DAYS", "MAX_TERM_DAYS", "MAX_TAX_SHARE", "today"]
 
@@ -138,7 +139,7 @@ def tax_share(ctx: VerifyContext) -> list[Signal]:
 _TITLE = re.compile(r"^(?:mr|mrs|ms|miss|dr|herr|frau|mme|mlle|dhr|mevr|encik|puan|cik|tuan)\b\.?\s", re.IGNORECASE)
 
 
-def _name_verdict(v: str, reads_as: str | None = None) -> tuple[str, str] | None:
+def _name_verdict(v: str, reads_as: str | None = None) -> tuple[Outcome, str] | None:
     s = v.strip()
     f = fold(s)
     if reads_as:
@@ -203,6 +204,10 @@ def _address_verdict(v: str) -> tuple[str, str]:
     if _POSTCODE.search(v) or _STREET_WORDS.search(fold(v)) or _STREET.search(v):
         return "pass", "has a postcode or a street word"
     return "fail", "has neither a postcode nor a street word"
+
+
+address_verdict = _address_verdict
+"""address_verdict(text) -> ("pass" | "fail", why): whether a printed text reads as an address."""
 
 
 def address_shape(ctx: VerifyContext) -> list[Signal]:

@@ -1,7 +1,8 @@
 """The calibrator: per field family, a small logistic regression from a field's features to the
 probability that its value is right.
 
-    Calibrator.fit(examples, l2=..., min_count=...) -> Calibrator   (deterministic: no randomness)
+    Calibrator.fit(examples, l2=..., min_count=..., l2_by_family=...) -> Calibrator
+                                                    (deterministic: no randomness)
     cal.predict(family, features) -> float in (0, 1)
     cal.to_json() / Calibrator.from_json(d) / load(path) / load_default()
 
@@ -96,7 +97,8 @@ class Calibrator:
     # -- training ---------------------------------------------------------------------------
     @classmethod
     def fit(cls, examples: Iterable[Example], *, l2: float = DEFAULT_L2, min_count: int = DEFAULT_MIN_COUNT,
-            iterations: int = DEFAULT_ITERATIONS, meta: Mapping | None = None) -> "Calibrator":
+            iterations: int = DEFAULT_ITERATIONS, meta: Mapping | None = None,
+            l2_by_family: Mapping[str, float] | None = None) -> "Calibrator":
         ex = list(examples)
         if not ex:
             raise ValueError("no examples to fit the calibrator on")
@@ -108,8 +110,10 @@ class Calibrator:
             rows = groups[fam]
             if fam != POOLED and len(rows) < MIN_FAMILY_EXAMPLES:
                 continue
-            fams[fam] = _fit_family(rows, l2=l2, min_count=min_count, iterations=iterations)
-        return cls(fams, {**(meta or {}), "l2": l2, "min_count": min_count, "iterations": iterations})
+            fams[fam] = _fit_family(rows, l2=(l2_by_family or {}).get(fam, l2), min_count=min_count,
+                                    iterations=iterations)
+        extra = {"l2_by_family": dict(l2_by_family)} if l2_by_family else {}
+        return cls(fams, {**(meta or {}), "l2": l2, "min_count": min_count, "iterations": iterations, **extra})
 
     # -- persistence ------------------------------------------------------------------------
     def to_json(self) -> dict:

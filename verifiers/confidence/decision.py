@@ -9,9 +9,16 @@ A field is `missing` (no value), `verified` (its confidence reaches its target) 
 A record is accepted (`passed`) only when its gates pass and every required field is `verified`;
 otherwise it goes to review with its values kept and the doubtful fields named
 (`Verification.doubtful`; the CLI line: flows/status.py).
+
+A doubtful *optional* field (one the policy's scope does not require) of an accepted record is
+left out of the delivered record by default (`omitted`: the row's `fields` keep its reading,
+status `doubtful`, `"omitted": true`), so that every value a passed record delivers was verified;
+the schema's `"x-docassay": {"verify": {"doubtful_optional": "keep"}}` keeps it in the record
+instead (`DEFAULT_OPTIONAL_DOUBT`, chosen on dev-tune: verifiers/confidence/CARD.md).
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
@@ -20,8 +27,8 @@ from docassay.verifiers.confidence.calibrator import Calibrator
 from docassay.verifiers.confidence.features import FieldBasis
 from docassay.verifiers.errors import VerifyError
 
-__all__ = ["DEFAULT_MIN_CONFIDENCE", "STATUSES", "SCOPES", "ConfidencePolicy", "FieldConfidence", "assess",
-           "MAX_ROW_CHECKS"]
+__all__ = ["DEFAULT_MIN_CONFIDENCE", "STATUSES", "SCOPES", "OPTIONAL_DOUBT", "DEFAULT_OPTIONAL_DOUBT",
+           "ConfidencePolicy", "FieldConfidence", "assess", "MAX_ROW_CHECKS"]
 
 DEFAULT_MIN_CONFIDENCE = 0.9
 """The default target, chosen on dev-tune and synthetic documents only (verifiers/confidence/CARD.md)."""
@@ -30,16 +37,22 @@ MAX_ROW_CHECKS = 12                 # signals listed per field in a row
 
 
 SCOPES = ("required", "present")
+OPTIONAL_DOUBT = ("omit", "keep")
+DEFAULT_OPTIONAL_DOUBT = "omit"
+"""What an accepted record does with a doubtful optional value (chosen on dev-tune, CARD.md)."""
 
 
 @dataclass(frozen=True)
 class ConfidencePolicy:
     """Targets, and which fields must be verified for a record to pass: `required` (the default:
     the schema's required fields) or `present` (every field that holds a value, required or not;
-    the schema's `"x-docassay": {"verify": {"verified": "present"}}`)."""
+    the schema's `"x-docassay": {"verify": {"verified": "present"}}`), and whether an accepted
+    record leaves a doubtful optional value out (`omit`, the default) or keeps it (`keep`;
+    `"x-docassay": {"verify": {"doubtful_optional": "keep"}}`)."""
     default: float = DEFAULT_MIN_CONFIDENCE
     per_field: Mapping[str, float] = field(default_factory=dict)
     scope: str = "required"
+    optional_doubt: str = DEFAULT_OPTIONAL_DOUBT
 
     def target(self, name: str) -> float:
         return float(self.per_field.get(name, self.default))
@@ -52,13 +65,19 @@ class ConfidencePolicy:
             x = prop.get("x-docassay") if isinstance(prop, Mapping) else None
             if isinstance(x, Mapping) and "min_confidence" in x:
                 per[name] = _check(x["min_confidence"], f"{name}.x-docassay.min_confidence")
-        root = schema.get("x-docassay") if isinstance(schema.get("x-docassay"), Mapping) else {}
-        verify = root.get("verify") if isinstance(root.get("verify"), Mapping) else {}
+        given_root = schema.get("x-docassay")
+        root = given_root if isinstance(given_root, Mapping) else {}
+        given_verify = root.get("verify")
+        verify = given_verify if isinstance(given_verify, Mapping) else {}
         scope = verify.get("verified", "required")
         if scope not in SCOPES:
             raise VerifyError(f"x-docassay.verify.verified must be one of {', '.join(SCOPES)}, not {scope!r}",
                               kind="schema")
-        return cls(d, per, scope)
+        doubt = verify.get("doubtful_optional", DEFAULT_OPTIONAL_DOUBT)
+        if doubt not in OPTIONAL_DOUBT:
+            raise VerifyError(f"x-docassay.verify.doubtful_optional must be one of {', '.join(OPTIONAL_DOUBT)}, "
+                              f"not {doubt!r}", kind="schema")
+        return cls(d, per, scope, doubt)
 
 
 def _check(v: Any, where: str) -> float:
@@ -76,11 +95,12 @@ class FieldConfidence:
     target: float
     family: str
     required: bool = False                       # must be verified for the record to pass (the policy's scope)
-    checks: list[Signal] = field(default_factory=list)
+    checks: list[Signal] = dataclasses.field(default_factory=list)
+    omitted: bool = False                        # doubtful and optional: an accepted record leaves it out
 
     def to_json(self) -> dict:
         return {"value": self.value, "confidence": None if self.confidence is None else round(self.confidence, 4),
-                "status": self.status, "family": self.family,
+                "status": self.status, "family": self.family, **({"omitted": True} if self.omitted else {}),
                 "checks": [{"check": s.check, "outcome": s.outcome, **({"detail": s.detail[:160]} if s.detail else {})}
                            for s in self.checks[:MAX_ROW_CHECKS]]}
 
@@ -98,6 +118,8 @@ def assess(bases: Mapping[str, FieldBasis], calibrator: Calibrator, policy: Conf
             p = 1.0                                   # a person's value is not estimated
         else:
             p = calibrator.predict(b.family, b.features)
-        out[name] = FieldConfidence(name, b.value, p, "verified" if p + 1e-12 >= t else "doubtful", t, b.family,
-                                    name in req or policy.scope == "present", list(b.signals))
+        status = "verified" if p + 1e-12 >= t else "doubtful"
+        must = name in req or policy.scope == "present"
+        out[name] = FieldConfidence(name, b.value, p, status, t, b.family, must, list(b.signals),
+                                    omitted=status == "doubtful" and not must and policy.optional_doubt == "omit")
     return out

@@ -27,8 +27,9 @@ generator-side ambiguity measure that both paths have.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
 from docassay.verifiers.checks import Signal
@@ -51,8 +52,8 @@ class FieldBasis:
     family: str
     present: bool
     value: Any = None
-    signals: list[Signal] = field(default_factory=list)
-    features: dict[str, float] = field(default_factory=dict)
+    signals: list[Signal] = dataclasses.field(default_factory=list)
+    features: dict[str, float] = dataclasses.field(default_factory=dict)
 
 
 def _present(v: Any) -> bool:

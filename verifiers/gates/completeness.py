@@ -85,8 +85,8 @@ def _item_pages(ctx: VerifyContext, field: str, n_items: int) -> list[int | None
 def _items(ctx: VerifyContext, ip: ItemsPolicy, details: dict[str, object], n_pages: int) -> list[Violation]:
     rec = ctx.record
     items = rec.get(ip.field)
-    totals = {t: _num(rec.get(t)) for t in ip.totals}
-    totals = {t: v for t, v in totals.items() if v is not None}
+    read = {t: _num(rec.get(t)) for t in ip.totals}
+    totals = {t: v for t, v in read.items() if v is not None}
     info: dict[str, object] = {}
     details[ip.field] = info
     if items is None or items == []:

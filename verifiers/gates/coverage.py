@@ -31,7 +31,7 @@ def check(ctx: VerifyContext) -> GateResult:
                                     f"only {len(found_opt)}/{len(optional)} optional fields found "
                                     f"(need {share_needed:.0%}); missing: {', '.join(absent)}",
                                     expected=round(share_needed, 4), actual=round(share, 4)))
-    details = {"required_found": len(required) - len(missing), "required": len(required),
+    details: dict[str, object] = {"required_found": len(required) - len(missing), "required": len(required),
                "optional_found": len(found_opt), "optional": len(optional)}
     return GateResult(NAME, not violations, details, violations)
 

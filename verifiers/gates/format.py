@@ -1,8 +1,8 @@
 """format gate: the record validates against the user's JSON Schema — every error, with its path."""
 from __future__ import annotations
 
-from functools import lru_cache
 import json
+from functools import lru_cache
 
 import jsonschema
 from referencing.exceptions import Unresolvable

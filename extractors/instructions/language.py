@@ -10,7 +10,7 @@ import json
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from importlib import resources
-from typing import Literal, Mapping
+from typing import Any, Literal, Mapping
 
 import jsonschema
 
@@ -95,14 +95,14 @@ class Locator:
         return d
 
     @classmethod
-    def from_json(cls, d: Mapping[str, object]) -> "Locator":
+    def from_json(cls, d: Mapping[str, Any]) -> "Locator":   # parsed JSON (validate_instructions checks it)
         bbox = d.get("bbox")
-        return cls(by=str(d["by"]), label=d.get("label"), relation=d.get("relation"),  # type: ignore[arg-type]
-                   occurrence=int(d.get("occurrence", 0)), page=d.get("page"),  # type: ignore[arg-type]
-                   max_distance=d.get("max_distance"), skip=int(d.get("skip", 0)),  # type: ignore[arg-type]
+        return cls(by=str(d["by"]), label=d.get("label"), relation=d.get("relation"),
+                   occurrence=int(d.get("occurrence", 0)), page=d.get("page"),
+                   max_distance=d.get("max_distance"), skip=int(d.get("skip", 0)),
                    exact=bool(d.get("exact", False)),
-                   bbox=tuple(bbox) if bbox else None, pick=d.get("pick"),  # type: ignore[arg-type]
-                   regex=d.get("regex"), what=d.get("what"))  # type: ignore[arg-type]
+                   bbox=tuple(bbox) if bbox else None, pick=d.get("pick"),
+                   regex=d.get("regex"), what=d.get("what"))
 
     def describe(self) -> str:
         """Short human-readable form, used as the provenance `anchor`."""
@@ -136,10 +136,10 @@ class FieldRule:
         return d
 
     @classmethod
-    def from_json(cls, d: Mapping[str, object]) -> "FieldRule":
-        return cls(type=str(d["type"]), locator=Locator.from_json(d["locator"]),  # type: ignore[arg-type]
-                   fallbacks=tuple(Locator.from_json(x) for x in d.get("fallbacks", [])),  # type: ignore[union-attr]
-                   normalize=dict(d.get("normalize", {})), lines=d.get("lines"))  # type: ignore[arg-type]
+    def from_json(cls, d: Mapping[str, Any]) -> "FieldRule":   # parsed JSON (validate_instructions checks it)
+        return cls(type=str(d["type"]), locator=Locator.from_json(d["locator"]),
+                   fallbacks=tuple(Locator.from_json(x) for x in d.get("fallbacks", [])),
+                   normalize=dict(d.get("normalize", {})), lines=d.get("lines"))
 
 
 @dataclass(frozen=True)
@@ -169,10 +169,10 @@ class TableRule:
         return d
 
     @classmethod
-    def from_json(cls, d: Mapping[str, object]) -> "TableRule":
-        cols = {k: Column(str(v["header"]), str(v["type"])) for k, v in d["columns"].items()}  # type: ignore[union-attr]
-        return cls(columns=cols, row_key=d.get("row_key"), multiline=d.get("multiline"),  # type: ignore[arg-type]
-                   stop=tuple(d.get("stop", ())), min_header_matches=d.get("min_header_matches"))  # type: ignore[arg-type]
+    def from_json(cls, d: Mapping[str, Any]) -> "TableRule":   # parsed JSON (validate_instructions checks it)
+        cols = {k: Column(str(v["header"]), str(v["type"])) for k, v in d["columns"].items()}
+        return cls(columns=cols, row_key=d.get("row_key"), multiline=d.get("multiline"),
+                   stop=tuple(d.get("stop", ())), min_header_matches=d.get("min_header_matches"))
 
 
 @dataclass(frozen=True)

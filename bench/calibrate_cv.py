@@ -1,0 +1,282 @@
+"""Choose the calibrator's settings by cross-validation on dev-tune, grouped by sender/format.
+
+    python -m bench.calibrate_cv --data /tmp/calib2-data [--folds 5] [--target 0.9]
+
+Folds are built over *groups*, never documents: a dev invoice's group is its ZUGFeRD content
+group (the same invoice rendered by several generators stays in one fold; the invoice2data
+samples are their own groups), a receipt's is its vendor (`vendor_key` in the dev manifest, so a
+shop's receipts never sit on both sides). Each fold's model is fitted on the synthetic train parts
+plus the other folds' dev-tune documents and scores the held-out fold; the out-of-fold
+confidences then give ECE per family and the risk-coverage of each optional-field policy. Only
+dev-tune and synthetic documents are read: dev-holdout is never loaded here.
+
+Settings compared (`CANDIDATES`): the L2 penalty, the minimum feature count, and feature groups
+left out. Optional-field policies (`POLICIES`, verifiers.confidence.decision):
+
+    required   a record passes when its required fields are verified; a doubtful optional value
+               stays in the record (the shipped behaviour before issue 12's second round)
+    present    every field holding a value must be verified (an optional field's doubt holds
+               the record back)
+    omit       a record passes when its required fields are verified; a doubtful optional value
+               is left out of the record (`missing`, its reading kept in the row's fields)
+
+Verified precision counts a document right when every annotated header field it *delivers* is
+right; under `omit`, a left-out field is not delivered (it is counted in `omitted`).
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import math
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterable, Mapping
+
+from bench.calibrate import REQUIRED, DocFields, _label, load_part
+from bench.datasets import DEFAULT_DATA
+from bench.scoring import field_correct
+from bench.splits import TUNE
+from docassay.verifiers.confidence import FAMILIES, Calibrator, Example, ece
+
+SYNTH_TRAIN = ("synth-invoices-train", "synth-receipts-train")
+DEV_TUNE = (f"dev-invoices.{TUNE}", f"dev-receipts.{TUNE}")
+POLICIES = ("required", "present", "omit")
+DEFAULT_FOLDS = 5
+DEFAULT_TARGETS = (0.8, 0.9, 0.95, 0.98)
+
+
+@dataclass(frozen=True)
+class Setting:
+    name: str
+    l2: float = 1e-3
+    min_count: int = 5
+    drop: tuple[str, ...] = ()          # feature-name prefixes left out
+    l2_by_family: tuple[tuple[str, float], ...] = ()
+
+    def strip(self, feats: Mapping[str, float]) -> dict[str, float]:
+        return {k: v for k, v in feats.items() if not any(k.startswith(p) for p in self.drop)} if self.drop \
+            else dict(feats)
+
+
+CANDIDATES = (
+    Setting("l2=1e-3 (first round)"),
+    Setting("l2=1e-4", l2=1e-4),
+    Setting("l2=3e-3", l2=3e-3),
+    Setting("l2=1e-2", l2=1e-2),
+    Setting("min_count=10", min_count=10),
+    Setting("min_count=3", min_count=3),
+    Setting("items l2=1e-2", l2_by_family=(("items", 1e-2),)),
+    Setting("items l2=1e-1", l2_by_family=(("items", 1e-1),)),
+    Setting("no record:*", drop=("record:",)),
+    Setting("no place:*/shape:*", drop=("place:", "shape:")),
+    Setting("no alternatives", drop=("alternatives",)),
+    Setting("no line_arithmetic:*", drop=("line_arithmetic:",)),
+    Setting("no line_arithmetic:*, items l2=1e-2", drop=("line_arithmetic:",), l2_by_family=(("items", 1e-2),)),
+)
+
+
+def manifest_groups(data: Path) -> dict[str, str]:
+    """doc id -> its sender/format group, from the dev manifest."""
+    out = {}
+    p = data / "manifest.jsonl"
+    if not p.exists():
+        return out
+    for line in p.read_text("utf-8").splitlines():
+        if not line.strip():
+            continue
+        r = json.loads(line)
+        g = r.get("content_group") or r.get("vendor_key") or r.get("vendor") or r["id"]
+        out[r["id"]] = f"{r.get('set')}:{g}"
+    return out
+
+
+def synth_group(doc_id: str) -> str:
+    """A synthetic document's format: its id without the document number ("inv-<format>-<n>")."""
+    head, _, _ = doc_id.rpartition("-")
+    return head or doc_id
+
+
+def fold_of(group: str, folds: int) -> int:
+    return int(hashlib.sha256(f"docassay-cv/{group}".encode()).hexdigest(), 16) % folds
+
+
+def _examples(docs: Iterable[DocFields], setting: Setting) -> list[Example]:
+    out = []
+    for d in docs:
+        for name, f in d.fields.items():
+            feats = d.features.get(name)
+            if f.get("status") == "missing" or not feats:
+                continue
+            y = _label(name, f.get("value"), d.truth, d.kind)
+            if y is not None:
+                out.append(Example(f.get("family", "text"), setting.strip(feats), bool(y)))
+    return out
+
+
+def fit(docs: Iterable[DocFields], setting: Setting) -> Calibrator:
+    return Calibrator.fit(_examples(docs, setting), l2=setting.l2, min_count=setting.min_count,
+                          l2_by_family=dict(setting.l2_by_family) or None)
+
+
+def confidences(cal: Calibrator, d: DocFields, setting: Setting) -> dict[str, float | None]:
+    out: dict[str, float | None] = {}
+    for name, f in d.fields.items():
+        feats = d.features.get(name)
+        if f.get("status") == "missing" or not feats:
+            out[name] = None
+        elif feats.get("how:person"):
+            out[name] = 1.0
+        else:
+            out[name] = cal.predict(f.get("family", "text"), setting.strip(feats))
+    return out
+
+
+def decide(d: DocFields, conf: Mapping[str, float | None], target: float, policy: str) -> tuple[bool, set[str]]:
+    """(accepted, the fields left out of the record) for one document under `policy`."""
+    gates = d.status in ("passed", "repaired")
+    req = [r for r in REQUIRED[d.kind] if r in d.fields]
+    ok = gates and all(conf.get(r) is not None and conf[r] + 1e-12 >= target for r in req)
+    doubtful_optional = {n for n, c in conf.items() if c is not None and c + 1e-12 < target and n not in req}
+    if policy == "present":
+        return ok and not doubtful_optional, set()
+    if policy == "omit":
+        return ok, doubtful_optional if ok else set()
+    return ok, set()
+
+
+def delivered_right(d: DocFields, omitted: set[str]) -> bool:
+    return all(field_correct(k, (d.fields.get(k) or {}).get("value"), v, fuzzy=d.kind == "receipt")
+               for k, v in d.truth.items() if not isinstance(v, list) and k not in omitted)
+
+
+def risk(docs: list[DocFields], conf_of: ConfOf, target: float, policy: str) -> dict:
+    acc = right = omitted = 0
+    for d in docs:
+        ok, left_out = decide(d, conf_of(d), target, policy)
+        if ok:
+            acc += 1
+            right += delivered_right(d, left_out)
+            omitted += len(left_out)
+    return {"docs": len(docs), "accepted": acc, "pass_rate": acc / len(docs) if docs else None,
+            "verified_precision": right / acc if acc else None, "omitted": omitted}
+
+
+ConfOf = Callable[[DocFields], Mapping[str, float | None]]
+
+
+def family_ece(docs: list[DocFields], conf_of: ConfOf) -> dict[str, tuple[int, float]]:
+    by: dict[str, tuple[list[float], list[bool]]] = {}
+    for d in docs:
+        conf = conf_of(d)
+        for name, f in d.fields.items():
+            c = conf.get(name)
+            y = _label(name, f.get("value"), d.truth, d.kind) if c is not None else None
+            if y is None:
+                continue
+            for key in (f.get("family", "text"), "all"):
+                cs, ys = by.setdefault(key, ([], []))
+                cs.append(c)
+                ys.append(bool(y))
+    return {k: (len(cs), ece(cs, ys)) for k, (cs, ys) in by.items()}
+
+
+def cross_validate(data: Path, setting: Setting, *, folds: int = DEFAULT_FOLDS,
+                   dev_data: Path = DEFAULT_DATA) -> dict[str, dict[str, float | None]]:
+    """Out-of-fold confidences of every dev-tune document: {doc_id: {field: confidence}}."""
+    groups = manifest_groups(dev_data)
+    synth = [d for p in SYNTH_TRAIN for d in load_part(data, p)]
+    tune = [d for p in DEV_TUNE for d in load_part(data, p)]
+    fold = {d.doc_id: fold_of(groups.get(d.doc_id, d.doc_id), folds) for d in tune}
+    out: dict[str, dict[str, float | None]] = {}
+    for k in range(folds):
+        train = synth + [d for d in tune if fold[d.doc_id] != k]
+        cal = fit(train, setting)
+        for d in tune:
+            if fold[d.doc_id] == k:
+                out[d.doc_id] = confidences(cal, d, setting)
+    return out
+
+
+def _f(x) -> str:
+    return "-" if x is None else f"{x:.3f}"
+
+
+def log_loss(docs: list[DocFields], conf_of: ConfOf) -> float:
+    """Mean log loss of the out-of-fold confidences over every labelled field."""
+    total, n = 0.0, 0
+    for d in docs:
+        conf = conf_of(d)
+        for name, f in d.fields.items():
+            c = conf.get(name)
+            y = _label(name, f.get("value"), d.truth, d.kind) if c is not None else None
+            if y is None:
+                continue
+            p = min(max(c, 1e-6), 1 - 1e-6)
+            total -= math.log(p if y else 1 - p)
+            n += 1
+    return total / n if n else 0.0
+
+
+def _getter(oof: Mapping[str, Mapping[str, float | None]]) -> ConfOf:
+    def get(d: DocFields) -> Mapping[str, float | None]:
+        return oof[d.doc_id]
+    return get
+
+
+def report(data: Path, *, folds: int = DEFAULT_FOLDS, targets=DEFAULT_TARGETS, dev_data: Path = DEFAULT_DATA,
+           settings: tuple[Setting, ...] = CANDIDATES, detail: str | None = None, at: float = 0.9) -> str:
+    inv, rec = load_part(data, DEV_TUNE[0]), load_part(data, DEV_TUNE[1])
+    lines = [f"grouped {folds}-fold cross-validation on dev-tune ({len(inv)} invoices, {len(rec)} receipts; "
+             f"folds by content group / vendor; synthetic train parts in every fold's training)", "",
+             "| setting | log loss | " + " | ".join(f"ECE {f}" for f in (*FAMILIES, "all"))
+             + f" | invoices pass / VP at {at} (omit) | receipts pass / VP at {at} (required) | "
+               f"receipts pass / VP at {at} (present) | receipts pass / VP at {at} (omit) |",
+             "|---|---|" + "---|" * (len(FAMILIES) + 1) + "---|---|---|---|"]
+    oof_by = {}
+    for s in settings:
+        oof = cross_validate(data, s, folds=folds, dev_data=dev_data)
+        oof_by[s.name] = oof
+        get = _getter(oof)
+        fe = family_ece(inv + rec, get)
+        cells = []
+        for docs, pol in ((inv, "omit"), (rec, "required"), (rec, "present"), (rec, "omit")):
+            r = risk(docs, get, at, pol)
+            cells.append(f"{_f(r['pass_rate'])} / {_f(r['verified_precision'])}")
+        lines.append(f"| {s.name} | {log_loss(inv + rec, get):.4f} | "
+                     + " | ".join(_f(fe[f][1]) if f in fe else "-" for f in (*FAMILIES, "all"))
+                     + " | " + " | ".join(cells) + " |")
+    lines.append("")
+    for s in settings:
+        if s.name != (detail or settings[0].name):
+            continue
+        get = _getter(oof_by[s.name])
+        lines += [f"#### {s.name}: out-of-fold risk-coverage", "",
+                  "| target | policy | invoices pass rate | invoices verified precision | receipts pass rate | "
+                  "receipts verified precision | receipts fields left out |", "|---|---|---|---|---|---|---|"]
+        for t in targets:
+            for pol in POLICIES:
+                a, b = risk(inv, get, t, pol), risk(rec, get, t, pol)
+                lines.append(f"| {t:.2f} | {pol} | {_f(a['pass_rate'])} ({a['accepted']}) "
+                             f"| {_f(a['verified_precision'])} | {_f(b['pass_rate'])} ({b['accepted']}) "
+                             f"| {_f(b['verified_precision'])} | {b['omitted']} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m bench.calibrate_cv", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--data", type=Path, required=True, help="a `bench.calibrate collect` folder")
+    ap.add_argument("--folds", type=int, default=DEFAULT_FOLDS)
+    ap.add_argument("--dev-data", type=Path, default=DEFAULT_DATA)
+    ap.add_argument("--only", nargs="*", default=None, help="the settings to compare, by name (default: all)")
+    ap.add_argument("--detail", default=None, help="the setting whose risk-coverage is printed (default: the first)")
+    args = ap.parse_args(argv)
+    settings = tuple(s for s in CANDIDATES if args.only is None or s.name in args.only)
+    print(report(args.data, folds=args.folds, dev_data=args.dev_data, settings=settings, detail=args.detail))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

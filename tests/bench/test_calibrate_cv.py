@@ -1,0 +1,69 @@
+"""bench.calibrate_cv: folds by group, the optional-field policies, out-of-fold confidences; and
+bench.calibrate's risk-coverage under the `omit` policy. Tiny collected data written here."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from bench import calibrate as C
+from bench import calibrate_cv as CV
+
+
+def _doc(doc_id: str, kind: str, status: str, fields: dict, truth: dict) -> dict:
+    return {"doc_id": doc_id, "kind": kind, "status": status, "truth": truth,
+            "fields": {k: {"value": v, "status": "verified", "family": fam} for k, (v, fam, _) in fields.items()},
+            "features": {k: {"bias": 1.0, **feats} for k, (_, _, feats) in fields.items()}}
+
+
+def _receipt(i: int, address_right: bool) -> dict:
+    truth = {"company": f"SHOP {i} SDN BHD", "date": "2018-01-01", "total": 10.0, "address": f"NO {i} JALAN A"}
+    addr = truth["address"] if address_right else "SOMEWHERE ELSE"
+    return _doc(f"r{i}", "receipt", "passed",
+                {"company": (truth["company"], "name", {"ok:pass": 1.0}),
+                 "date": ("2018-01-01", "date", {"ok:pass": 1.0}),
+                 "total": (10.0, "amount", {"ok:pass": 1.0}),
+                 "address": (addr, "text", {"ok:pass": 1.0} if address_right else {"ok:fail": 1.0})}, truth)
+
+
+def _write(folder: Path, part: str, rows: list[dict]) -> None:
+    (folder / f"{part}.json").write_text(json.dumps({"part": part, "rows": rows}), "utf-8")
+
+
+def test_groups_and_folds_are_fixed_and_keep_a_group_together(tmp_path: Path) -> None:
+    (tmp_path / "manifest.jsonl").write_text("\n".join(json.dumps(r) for r in [
+        {"id": "a", "set": "receipts", "vendor_key": "SHOP"}, {"id": "b", "set": "receipts", "vendor_key": "SHOP"},
+        {"id": "z1", "set": "invoices", "content_group": "einfach"}, {"id": "i1", "set": "invoices"}]), "utf-8")
+    g = CV.manifest_groups(tmp_path)
+    assert g["a"] == g["b"] == "receipts:SHOP" and g["z1"] == "invoices:einfach" and g["i1"] == "invoices:i1"
+    assert CV.fold_of(g["a"], 5) == CV.fold_of(g["b"], 5) == CV.fold_of("receipts:SHOP", 5)
+    assert CV.synth_group("inv-969720115-900000001") == "inv-969720115"
+
+
+def test_policies_decide_and_count_what_is_delivered() -> None:
+    d = C.DocFields(**_receipt(1, address_right=False))
+    conf = {"company": 0.99, "date": 0.99, "total": 0.99, "address": 0.2}
+    assert CV.decide(d, conf, 0.9, "required") == (True, set())
+    assert CV.decide(d, conf, 0.9, "present") == (False, set())
+    assert CV.decide(d, conf, 0.9, "omit") == (True, {"address"})
+    assert not CV.delivered_right(d, set()) and CV.delivered_right(d, {"address"})
+    assert CV.decide(d, dict(conf, total=0.5), 0.9, "omit") == (False, set())     # a required doubt holds it back
+
+
+def test_risk_coverage_omit_and_cross_validation(tmp_path: Path) -> None:
+    rows = [_receipt(i, address_right=i % 3 != 0) for i in range(60)]
+    _write(tmp_path, "dev-receipts.dev-tune", rows)
+    _write(tmp_path, "dev-invoices.dev-tune", [])
+    docs = C.load_part(tmp_path, "dev-receipts.dev-tune")
+    setting = CV.Setting("t", min_count=1)
+    cal = CV.fit(docs, setting)
+    keep = C.risk_coverage(cal, docs, (0.9,))[0]
+    omit = C.risk_coverage(cal, docs, (0.9,), scope="omit")[0]
+    present = C.risk_coverage(cal, docs, (0.9,), scope="present")[0]
+    assert keep["accepted"] == omit["accepted"] == 60 and present["accepted"] == 40
+    assert keep["verified_precision"] < 0.7 and omit["verified_precision"] == present["verified_precision"] == 1.0
+    oof = CV.cross_validate(tmp_path, setting, folds=3, dev_data=tmp_path)
+    assert set(oof) == {d.doc_id for d in docs}
+    assert all(oof[f"r{i}"]["address"] < 0.5 for i in range(0, 60, 3))         # the wrong addresses, out of fold
+    live = C.DocFields(**dict(_receipt(0, address_right=False)))
+    live.fields["address"]["omitted"] = True                                    # a live row that left it out
+    assert C._header_right(live) and not C._header_right(C.DocFields(**_receipt(0, address_right=False)))

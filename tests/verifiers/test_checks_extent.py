@@ -1,0 +1,148 @@
+"""Conformance cases of the extent, names and items-table checks (verifiers.checks.extent, .names,
+.items_table): a value each supports, one each contradicts, malformed input, determinism."""
+from __future__ import annotations
+
+import pytest
+
+from docassay.verifiers.checks import extent as X
+from docassay.verifiers.checks import items_table as T
+from docassay.verifiers.checks import names as N
+from docassay.verifiers.evidence import FieldEvidence
+from tests.verifiers.checkkit import GOOD, RECEIPT, assert_conformant, at, by, ctx, page_doc
+
+RECEIPT_PAGE = [(50, 40, "KIKU JAPANESE RESTAURANT"), (50, 52, "TK DIVISION KITCHEN SDN BHD"),
+                (50, 64, "(CO.REG : 933109-X)"), (50, 76, "3RD FLR, AEON TAMAN MALURI SC"),
+                (50, 88, "JLN JEJAKA, TAMAN MALURI CHERAS,"), (50, 100, "55100 KUALA LUMPUR"),
+                (50, 112, "TEL: 03-9285 6000"), (50, 150, "TOTAL 12.00")]
+
+
+def _span(doc, field: str, first: int, last: int) -> FieldEvidence:
+    """Evidence covering the page's lines first..last (a value printed over several lines)."""
+    lines = doc.pages[0].lines
+    box = lines[first].bbox
+    for ln in lines[first + 1:last + 1]:
+        box = box.union(ln.bbox)
+    return FieldEvidence(field, "label", text=" ".join(ln.text for ln in lines[first:last + 1]), page=1,
+                         bbox=(box.x0, box.y0, box.x1, box.y1))
+
+
+def _receipt(record: dict, evidence: dict, doc=None):
+    return ctx(record, schema=RECEIPT, doc=doc, evidence=evidence)
+
+
+def test_address_extent_whole_block_passes():
+    doc = page_doc(RECEIPT_PAGE)
+    v = "3RD FLR, AEON TAMAN MALURI SC JLN JEJAKA, TAMAN MALURI CHERAS, 55100 KUALA LUMPUR"
+    c = _receipt({"company": "TK DIVISION KITCHEN SDN BHD", "address": v},
+                 {"address": _span(doc, "address", 3, 5)}, doc)
+    assert by(X.address_extent(c), "address", "address_extent") == ["pass"]
+
+
+def test_address_extent_cut_at_the_top_or_the_bottom_fails():
+    doc = page_doc(RECEIPT_PAGE)
+    top_cut = _receipt({"address": "JLN JEJAKA, TAMAN MALURI CHERAS, 55100 KUALA LUMPUR"},
+                       {"address": _span(doc, "address", 4, 5)}, doc)
+    s = X.address_extent(top_cut)
+    assert by(s, "address", "address_extent") == ["fail"] and "above" in s[0].detail
+    bottom_cut = _receipt({"address": "3RD FLR, AEON TAMAN MALURI SC JLN JEJAKA, TAMAN MALURI CHERAS,"},
+                          {"address": _span(doc, "address", 3, 4)}, doc)
+    s = X.address_extent(bottom_cut)
+    assert by(s, "address", "address_extent") == ["fail"] and "below" in s[0].detail
+
+
+def test_address_extent_that_starts_with_another_line_fails():
+    doc = page_doc(RECEIPT_PAGE)
+    v = "(CO.REG : 933109-X) 3RD FLR, AEON TAMAN MALURI SC JLN JEJAKA, TAMAN MALURI CHERAS, 55100 KUALA LUMPUR"
+    c = _receipt({"address": v}, {"address": _span(doc, "address", 2, 5)}, doc)
+    s = X.address_extent(c)
+    assert by(s, "address", "address_extent") == ["fail"] and "starts with" in s[0].detail
+
+
+def test_address_extent_under_the_shops_own_name_passes():
+    doc = page_doc([(50, 40, "ACME TAMAN JAYA"), (50, 52, "NO 12, JALAN SS 2/4"), (50, 64, "47300 PETALING JAYA")])
+    rec = {"company": "ACME TAMAN JAYA", "address": "NO 12, JALAN SS 2/4 47300 PETALING JAYA"}
+    assert by(X.address_extent(_receipt(rec, {"address": _span(doc, "address", 1, 2)}, doc)),
+              "address", "address_extent") == ["pass"]
+    del rec["company"]               # without the name, the line above reads as an address (taman)
+    assert by(X.address_extent(_receipt(rec, {"address": _span(doc, "address", 1, 2)}, doc)),
+              "address", "address_extent") == ["fail"]
+
+
+def test_address_extent_without_a_place_says_nothing():
+    assert X.address_extent(_receipt({"address": "55100 KUALA LUMPUR"}, {})) == []
+
+
+def test_name_legal_form():
+    doc = page_doc(RECEIPT_PAGE)
+    brand = _receipt({"company": "KIKU JAPANESE RESTAURANT"},
+                     {"company": at(doc, "company", "KIKU JAPANESE RESTAURANT")}, doc)
+    s = N.name_legal_form(brand)
+    assert by(s, "company", "name_legal_form") == ["fail"] and "TK DIVISION" in s[0].detail
+    legal = _receipt({"company": "TK DIVISION KITCHEN SDN BHD"},
+                     {"company": at(doc, "company", "TK DIVISION KITCHEN SDN BHD")}, doc)
+    assert by(N.name_legal_form(legal), "company", "name_legal_form") == ["pass"]
+    lone = page_doc([(50, 40, "WARUNG PAK ALI"), (50, 52, "NO 3 JALAN BUNGA")])
+    c = _receipt({"company": "WARUNG PAK ALI"}, {"company": at(lone, "company", "WARUNG PAK ALI")}, lone)
+    assert N.name_legal_form(c) == []                       # no legal form anywhere: no evidence
+
+
+@pytest.mark.parametrize("text,want", [("Lieferant GmbH", True), ("ACME S/B", True), ("Foo B.V.", True),
+                                       ("MR. D.I.Y. (M) SDN BHD", True), ("Kunden AG Mitte", True),
+                                       ("KIKU JAPANESE RESTAURANT", False), ("AS WATSONS", False),
+                                       ("Deutschland", False)])
+def test_has_legal_form(text, want):
+    assert N.has_legal_form(text) is want
+
+
+def test_item_quantity_read():
+    assert T.item_quantity_read(ctx(GOOD)) == []               # every item holds its quantity
+    unread = dict(GOOD, line_items=[{"description": "A", "unit_price": 9.9, "line_total": 198.0},
+                                    {"description": "B", "unit_price": 5.5, "line_total": 5.5}])
+    s = T.item_quantity_read(ctx(unread))
+    assert by(s, "line_items", "item_quantity_read") == ["fail"] and "20.0 ×" in s[0].detail
+    ones = dict(GOOD, line_items=[{"description": "A", "unit_price": 9.9, "line_total": 9.9}])
+    assert T.item_quantity_read(ctx(ones)) == []               # an unprinted 1 or a missed one: no evidence
+
+
+def test_item_description_lines():
+    doc = page_doc()
+    assert by(T.item_description_lines(ctx(GOOD, doc=doc)), "line_items", "item_description_lines") == ["pass"]
+    two_rows = "Trennblätter A4 20 9,90 198,00 2 Joghurt"
+    spread = dict(GOOD, line_items=[dict(GOOD["line_items"][0], description=two_rows)])
+    s = T.item_description_lines(ctx(spread, doc=doc))
+    assert by(s, "line_items", "item_description_lines") == ["fail"] and "several lines" in s[0].detail
+    assert T.item_description_lines(ctx(GOOD)) == []           # no document: not judged
+
+
+def test_item_description_clean():
+    assert by(T.item_description_clean(ctx(GOOD)), "line_items", "item_description_clean") == ["pass"]
+    for d in ("Joghurt Banane USt. Netto 7% (excl. USt.)", "Trennblätter GTIN: 4012345001235 A4", "Pfand 3,10 EUR"):
+        bad = dict(GOOD, line_items=[dict(GOOD["line_items"][0], description=d)])
+        assert by(T.item_description_clean(ctx(bad)), "line_items", "item_description_clean") == ["fail"], d
+    ok = dict(GOOD, line_items=[dict(GOOD["line_items"][0], description="Leergutpfand 20 x 0,5l")])
+    assert by(T.item_description_clean(ctx(ok)), "line_items", "item_description_clean") == ["pass"]
+
+
+@pytest.mark.parametrize("name,check", X.CHECKS + N.CHECKS + T.CHECKS)
+def test_conformance(name, check):
+    doc = page_doc(RECEIPT_PAGE)
+    c = _receipt({"company": "KIKU JAPANESE RESTAURANT", "address": "JLN JEJAKA, TAMAN MALURI CHERAS,"},
+                 {"company": at(doc, "company", "KIKU JAPANESE RESTAURANT"), "address": _span(doc, "address", 4, 4)},
+                 doc)
+    assert_conformant(check, c)
+    inv = page_doc()
+    assert_conformant(check, ctx(GOOD, doc=inv, evidence={"seller_name": at(inv, "seller_name", "Lieferant GmbH")}))
+
+
+def test_cash_rounding():
+    from docassay.verifiers.checks import rounding as Rd
+    doc = page_doc([(50, 40, "SUBTOTAL 7.72"), (50, 52, "ROUNDING ADJ -0.02"), (50, 64, "TOTAL 7.70"),
+                    (50, 76, "CASH 10.00")])
+    before = ctx({"total": 7.72}, schema=RECEIPT, doc=doc)
+    s = Rd.cash_rounding(before)
+    assert by(s, "total", "cash_rounding") == ["fail"] and "7.7" in s[0].detail
+    assert Rd.cash_rounding(ctx({"total": 7.70}, schema=RECEIPT, doc=doc)) == []     # already rounded: nothing to tell
+    plain = page_doc([(50, 40, "TOTAL 7.72"), (50, 52, "CASH 10.00")])
+    assert Rd.cash_rounding(ctx({"total": 7.72}, schema=RECEIPT, doc=plain)) == []      # no rounding: no evidence
+    assert Rd.cash_rounding(ctx({"total": 7.72}, schema=RECEIPT)) == []               # no document
+    assert_conformant(Rd.cash_rounding, before)

@@ -1,0 +1,138 @@
+"""Extent: a party's address holds its whole printed block, no more and no less.
+
+    address_extent   the lines right above and right below the address (same column, tightly
+                     spaced, not part of the value) are not address lines themselves: the block
+                     begins and ends where the value does: pass. A line above that reads as an
+                     address (a floor, a building, a street: "3RD FLR, AEON TAMAN MALURI SC"
+                     above "JLN JEJAKA, ...") and is not the party's name, or a line below that
+                     does (a postcode and town, a state), means the address was cut short: fail.
+                     A value whose first printed line is not an address line (a registration
+                     number, a phone number, a name) ran into the block before it: fail.
+
+"Reads as an address" is plausibility.address_verdict (a postcode or a street word, and no phone
+number, time, date, price or contact detail), the same for every language of the data. Positions
+come from the value's evidence (page and box) and the parsed document; nothing is judged without
+them. Receipts print the shop's name right above its address, so the party's own name (the
+record's name field of the same party) and a line of legal-form words end the block.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from docassay.verifiers.checks.fields import roles_of
+from docassay.verifiers.checks.page import compact
+from docassay.verifiers.checks.plausibility import address_verdict
+from docassay.verifiers.checks.signal import Signal
+from docassay.verifiers.checks.values import text
+from docassay.verifiers.checks.vocabulary import is_legal_line
+from docassay.verifiers.context import VerifyContext
+from docassay.verifiers.evidence import FieldEvidence
+
+__all__ = ["address_extent", "covered_lines", "line_next_to", "BLOCK_GAP_EMS", "CHECKS"]
+
+BLOCK_GAP_EMS = 0.8          # lines closer than this many line heights belong to one printed block
+_NAME_OF = {"seller_address": "seller_name", "buyer_address": "buyer_name"}
+
+
+def _box(ln: Any) -> tuple[float, float, float, float] | None:
+    b: Any = getattr(ln, "bbox", None)
+    try:
+        return float(b.x0), float(b.y0), float(b.x1), float(b.y1)
+    except (AttributeError, TypeError, ValueError):
+        return None
+
+
+def _outside(lines: list, j: int, value_c: str) -> str | None:
+    """The text of line `j` when it holds something the value does not, else None."""
+    t = str(getattr(lines[j], "text", "") or "")
+    c = compact(t)
+    return None if not c or c in value_c else t
+
+
+def covered_lines(page: Any, bbox: Any) -> list[int]:
+    """Indexes of the page's lines inside the box (more than half their height and some width
+    within it), top to bottom."""
+    try:
+        x0, y0, x1, y1 = (float(v) for v in bbox)
+    except (TypeError, ValueError):
+        return []
+    hits = []
+    for i, ln in enumerate(getattr(page, "lines", None) or []):
+        b = _box(ln)
+        if b is None:
+            continue
+        h = max(b[3] - b[1], 1e-6)
+        if min(b[3], y1) - max(b[1], y0) > 0.5 * h and min(b[2], x1) - max(b[0], x0) > 0:
+            hits.append((b[1], i))
+    return [i for _, i in sorted(hits)]
+
+
+def line_next_to(page: Any, li: int, step: int, *, gap_ems: float = BLOCK_GAP_EMS) -> int | None:
+    """The line right above (step -1) or below (+1) line `li` that shares its column and is no
+    more than `gap_ems` line heights away; None when there is none."""
+    lines = getattr(page, "lines", None) or []
+    if not 0 <= li < len(lines):
+        return None
+    here = _box(lines[li])
+    if here is None:
+        return None
+    em = max(here[3] - here[1], 1e-6)
+    best: tuple[float, int] | None = None
+    for j, ln in enumerate(lines):
+        b = _box(ln)
+        if j == li or b is None or min(b[2], here[2]) - max(b[0], here[0]) <= 0:
+            continue
+        gap = here[1] - b[3] if step < 0 else b[1] - here[3]
+        centre_ok = (b[1] + b[3]) / 2 < here[1] if step < 0 else (b[1] + b[3]) / 2 > here[3]
+        if not centre_ok or gap > gap_ems * em:
+            continue
+        if best is None or gap < best[0]:
+            best = (gap, j)
+    return None if best is None else best[1]
+
+
+def _is_address_line(t: str) -> bool:
+    return address_verdict(t)[0] == "pass" and not is_legal_line(t)
+
+
+def address_extent(ctx: VerifyContext) -> list[Signal]:
+    out = []
+    roles = roles_of(ctx.schema)
+    pages = getattr(ctx.document, "pages", None) or []
+    for f, role in roles.by_field.items():
+        v = text(ctx.record.get(f))
+        if role not in _NAME_OF or v is None:
+            continue
+        ev = (ctx.evidence or {}).get(f)
+        if not isinstance(ev, FieldEvidence) or not isinstance(ev.page, int) or not 1 <= ev.page <= len(pages):
+            continue
+        page = pages[ev.page - 1]
+        mine = covered_lines(page, ev.bbox)
+        if not mine:
+            continue
+        lines = page.lines
+        value_c = compact(v)
+        name_f = roles.first(_NAME_OF[role])
+        name_c = compact(text(ctx.record.get(name_f)) or "") if name_f else ""
+
+        first_text = str(getattr(lines[mine[0]], "text", "") or "")
+        above = line_next_to(page, mine[0], -1)
+        below = line_next_to(page, mine[-1], +1)
+        t_above = _outside(lines, above, value_c) if above is not None else None
+        t_below = _outside(lines, below, value_c) if below is not None else None
+        is_name = bool(t_above) and bool(name_c) and (compact(t_above) in name_c or name_c in compact(t_above))
+        if t_above and not is_name and _is_address_line(t_above):
+            out.append(Signal(f, "address_extent", "fail",
+                              f"the line above, {t_above[:40]!r}, goes on with the address"))
+        elif t_below and _is_address_line(t_below):
+            out.append(Signal(f, "address_extent", "fail",
+                              f"the line below, {t_below[:40]!r}, goes on with the address"))
+        elif len(mine) > 1 and not _is_address_line(first_text) and compact(first_text) in value_c:
+            out.append(Signal(f, "address_extent", "fail",
+                              f"starts with {first_text[:40]!r}, a line that is not the address"))
+        else:
+            out.append(Signal(f, "address_extent", "pass", "the address holds its whole printed block"))
+    return out
+
+
+CHECKS = (("address_extent", address_extent),)

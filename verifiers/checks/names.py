@@ -1,0 +1,91 @@
+"""Names: a party's name is the name the party trades under by law, not a brand, a branch or a
+person printed beside it.
+
+    name_legal_form   a party's name that carries a legal form ("GmbH", "Ltd", "Sdn Bhd", "SARL",
+                      "B.V.") passes; one without a legal form while a line of its own block
+                      (same column, within `NAME_BLOCK_EMS` line heights) names a company with
+                      one fails (a shop's brand or branch read instead of the company printed
+                      under it: "KIKU JAPANESE RESTAURANT" above "TK DIVISION KITCHEN SDN BHD");
+                      neither: no signal
+
+Legal forms are those of the data's countries and languages (`LEGAL_FORMS`), matched as whole
+words after folding; positions from the value's evidence and the parsed document.
+"""
+from __future__ import annotations
+
+import re
+
+from docassay.verifiers.checks.extent import covered_lines
+from docassay.verifiers.checks.fields import roles_of
+from docassay.verifiers.checks.page import compact
+from docassay.verifiers.checks.signal import Signal
+from docassay.verifiers.checks.values import text
+from docassay.verifiers.checks.vocabulary import fold
+from docassay.verifiers.context import VerifyContext
+from docassay.verifiers.evidence import FieldEvidence
+
+__all__ = ["name_legal_form", "has_legal_form", "LEGAL_FORMS", "NAME_BLOCK_EMS", "CHECKS"]
+
+NAME_BLOCK_EMS = 3.5          # a line this many line heights from the name's still belongs to its block
+LEGAL_FORMS = (
+    "gmbh", "ag", "kg", "ohg", "gbr", "ug", "kgaa", "ev", "ek",                  # de / at / ch
+    "ltd", "limited", "llc", "llp", "inc", "incorporated", "corp", "corporation", "plc", "pty",         # en
+    "sa", "sas", "sasu", "sarl", "eurl", "sprl", "srl", "spa", "snc", "sca",     # fr / be / it / es / lu
+    "bv", "nv", "vof",                                                          # nl / be
+    "sdn bhd", "bhd", "berhad", "sdn", "sb", "plt",                              # my
+    "aps", "ab", "oy", "asa",                                                   # nordics
+)
+_FORM = re.compile(r"(?<!\w)(?:" + "|".join(re.escape(f).replace(r"\ ", r"\s") for f in
+                                           sorted(LEGAL_FORMS, key=len, reverse=True)) + r")(?!\w)")
+_PARTY_NAMES = ("seller_name", "buyer_name")
+
+
+def _folded(t: str) -> str:
+    """Folded, with the dots and slashes of abbreviated forms dropped ("S/B", "B.V.", "Co. KG")."""
+    return fold(re.sub(r"(?<=\w)[./](?=\w)|(?<=\w)\.(?!\w)", "", t))
+
+
+def has_legal_form(t: str) -> bool:
+    return bool(_FORM.search(_folded(t)))
+
+
+def name_legal_form(ctx: VerifyContext) -> list[Signal]:
+    out = []
+    pages = getattr(ctx.document, "pages", None) or []
+    for f, role in roles_of(ctx.schema).by_field.items():
+        v = text(ctx.record.get(f))
+        if role not in _PARTY_NAMES or v is None:
+            continue
+        if has_legal_form(v):
+            out.append(Signal(f, "name_legal_form", "pass", f"{v[:40]!r} carries a legal form"))
+            continue
+        ev = (ctx.evidence or {}).get(f)
+        if not isinstance(ev, FieldEvidence) or not isinstance(ev.page, int) or not 1 <= ev.page <= len(pages):
+            continue
+        page = pages[ev.page - 1]
+        mine = covered_lines(page, ev.bbox)
+        if not mine:
+            continue
+        lines = page.lines
+        here = lines[mine[0]].bbox
+        em = max(here.y1 - here.y0, 1e-6)
+        value_c = compact(v)
+        rival = None
+        for j, ln in enumerate(lines):
+            b = getattr(ln, "bbox", None)
+            t = str(getattr(ln, "text", "") or "")
+            if j in mine or b is None or not t.strip() or min(b.x1, here.x1) - max(b.x0, here.x0) <= 0:
+                continue
+            dist = max(here.y0 - b.y1, b.y0 - here.y1, 0.0)
+            if dist > NAME_BLOCK_EMS * em or compact(t) in value_c or ":" in t:
+                continue
+            if has_legal_form(t) and sum(ch.isalpha() for ch in t) >= 4:
+                rival = t
+                break
+        if rival is not None:
+            out.append(Signal(f, "name_legal_form", "fail",
+                              f"no legal form, while {rival[:40]!r} in its block names a company by one"))
+    return out
+
+
+CHECKS = (("name_legal_form", name_legal_form),)
