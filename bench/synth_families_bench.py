@@ -19,13 +19,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 
-from model_bench import _schema, _score  # noqa: E402
-
 from docassay.extractors.instructions.executor import execute  # noqa: E402
 from docassay.extractors.instructions.generator import generate  # noqa: E402
 from docassay.extractors.spans import DocIndex  # noqa: E402
-from docassay.extractors.synth import (ALL_INVOICE_FAMILIES, ALL_RECEIPT_FAMILIES, generate as synth,  # noqa: E402
-                                       to_noisy_ocr_document)
+from docassay.extractors.synth import ALL_INVOICE_FAMILIES, ALL_RECEIPT_FAMILIES, to_noisy_ocr_document  # noqa: E402
+from docassay.extractors.synth import generate as synth  # noqa: E402
+from model_bench import _schema, _score  # noqa: E402
 
 
 def _groups(kind: str, family: str, formats: int, docs: int, seed: int, noise: str | None) -> list[list]:

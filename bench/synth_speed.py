@@ -14,8 +14,14 @@ import argparse
 import time
 from concurrent.futures import ProcessPoolExecutor
 
-from docassay.extractors.synth import (ALL_INVOICE_FAMILIES, ALL_RECEIPT_FAMILIES, generate, to_noisy_ocr_lines,
-                                       to_pdf, to_png)
+from docassay.extractors.synth import (
+    ALL_INVOICE_FAMILIES,
+    ALL_RECEIPT_FAMILIES,
+    generate,
+    to_noisy_ocr_lines,
+    to_pdf,
+    to_png,
+)
 
 
 def _count(args: tuple[int, int, str, int, object]) -> int:

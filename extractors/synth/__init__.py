@@ -17,12 +17,21 @@ and unseen splits and the classic one on dev. `to_noisy_ocr_lines(doc, "heavy")`
 lines as an OCR engine would (see `ocr_noise`).
 """
 from docassay.extractors.synth.dataset import RENDERS, write_dataset
-from docassay.extractors.synth.families import (ALL_INVOICE_FAMILIES, ALL_RECEIPT_FAMILIES, INVOICE_FAMILIES,
-                                                 RECEIPT_FAMILIES)
+from docassay.extractors.synth.families import (
+                                                 ALL_INVOICE_FAMILIES,
+                                                 ALL_RECEIPT_FAMILIES,
+                                                 INVOICE_FAMILIES,
+                                                 RECEIPT_FAMILIES,
+)
 from docassay.extractors.synth.generator import SPLITS, format_seeds, generate, make_document, make_format, split_of
 from docassay.extractors.synth.locale import Locale, parse_amount, parse_date
-from docassay.extractors.synth.ocr_noise import (NOISE_LEVELS, OcrNoise, to_noisy_ocr_document, to_noisy_ocr_lines,
-                                                  to_scan_png)
+from docassay.extractors.synth.ocr_noise import (
+                                                 NOISE_LEVELS,
+                                                 OcrNoise,
+                                                 to_noisy_ocr_document,
+                                                 to_noisy_ocr_lines,
+                                                 to_scan_png,
+)
 from docassay.extractors.synth.render import to_ocr_lines, to_pdf, to_png
 from docassay.extractors.synth.types import Anchor, CellSpan, FieldSpan, Format, ItemSpan, SynthDoc, TruthSpans
 

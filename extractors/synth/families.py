@@ -18,12 +18,13 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
-from typing import Sequence
+from typing import Any, Sequence
 
 from docassay.extractors.synth import vocab
 from docassay.extractors.synth.invoice_style import TAX_RATES, InvoiceStyle
 from docassay.extractors.synth.invoice_table import fit_columns
 from docassay.extractors.synth.locale import Locale
+from docassay.extractors.synth.receipt import ReceiptStyle
 
 __all__ = ["INVOICE_FAMILIES", "RECEIPT_FAMILIES", "ALL_INVOICE_FAMILIES", "ALL_RECEIPT_FAMILIES", "RichInvoice",
            "RichReceipt", "pick_family", "default_families", "resolve_families", "apply_invoice_family",
@@ -200,7 +201,7 @@ def apply_invoice_family(style: InvoiceStyle, family: str, seed: int, lang: str,
     labels = _labels(rng, RICH_LABELS[lang], style.label_upper)
     header = {"sidebar": "sidebar", "letterhead": "letterhead", "grid_header": "grid"}.get(
         family, rng.choice(["sidebar", "letterhead", "grid", "classic"]))
-    changes: dict[str, object] = {"layout_family": family, "ship_to": True}
+    changes: dict[str, Any] = {"layout_family": family, "ship_to": True}
     fields = list(style.fields)
     dates: list[str] = []
     for key, p in (("order_date", 0.6), ("delivery_date", 0.6), ("due_date", 0.55), ("order_number", 0.4),
@@ -271,12 +272,12 @@ def apply_invoice_family(style: InvoiceStyle, family: str, seed: int, lang: str,
     return fit_columns(new, loc) if "columns" in changes or bilingual else new
 
 
-def apply_receipt_family(style: object, family: str, seed: int, lang: str) -> object:
+def apply_receipt_family(style: ReceiptStyle, family: str, seed: int, lang: str) -> ReceiptStyle:
     """The receipt style of `seed` turned into `family`; classic comes back unchanged."""
     if family == "classic":
         return style
     rng = random.Random(f"receipt-family-style/{family}/{seed}")
-    upper = bool(getattr(style, "upper"))
+    upper = style.upper
     labels = _labels(rng, RICH_RECEIPT_LABELS[lang], upper)
     slogan = labels["slogan"] if family == "slogan" or rng.random() < 0.2 else ""
     rich = RichReceipt(
@@ -288,8 +289,8 @@ def apply_receipt_family(style: object, family: str, seed: int, lang: str) -> ob
         else Decimal(0),
         tendered=family == "rich_totals" or rng.random() < 0.3, labels=labels,
         savings=rng.random() < (0.5 if family == "rich_totals" else 0.15))
-    changes: dict[str, object] = {"layout_family": family, "rich": rich}
+    changes: dict[str, Any] = {"layout_family": family, "rich": rich}
     if family == "rich_totals":                  # cash rounding to 0.05 is printed outside Malaysia too (CH, NL, BE)
         changes.update(payment=rng.choice(["cash", "mixed"]), items_count=rng.random() < 0.5,
-                       rounding=bool(getattr(style, "rounding")) or rng.random() < 0.4)
-    return replace(style, **changes)  # type: ignore[type-var]
+                       rounding=style.rounding or rng.random() < 0.4)
+    return replace(style, **changes)

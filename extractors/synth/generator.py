@@ -14,8 +14,7 @@ import random
 from typing import Iterator, Sequence
 
 from docassay.extractors.synth.canvas import Layout, build_document
-from docassay.extractors.synth.families import (apply_invoice_family, apply_receipt_family, pick_family,
-                                                 resolve_families)
+from docassay.extractors.synth.families import apply_invoice_family, apply_receipt_family, pick_family, resolve_families
 from docassay.extractors.synth.invoice_layout import compose_invoice
 from docassay.extractors.synth.invoice_rich import compose_rich_invoice, sample_rich_values
 from docassay.extractors.synth.invoice_style import InvoiceStyle, sample_invoice_style
@@ -61,7 +60,7 @@ def make_format(seed: int, kind: str = "invoice", families: str | Sequence[str] 
         style = apply_invoice_family(style, family, seed, lang, loc)
     else:
         lang, loc, style = sample_receipt_style(seed)
-        style = apply_receipt_family(style, family, seed, lang)  # type: ignore[assignment]
+        style = apply_receipt_family(style, family, seed, lang)
     return Format(format_id=f"{kind[:3]}-{seed}", kind=kind, seed=seed, language=lang, locale=loc, style=style)
 
 

@@ -15,7 +15,7 @@ from decimal import Decimal
 
 from docassay.extractors.synth.canvas import Layout, Tagged, measure, wrap
 from docassay.extractors.synth.families import RichInvoice
-from docassay.extractors.synth.invoice_layout import ASC, _GRAY, _Composer, _light
+from docassay.extractors.synth.invoice_layout import _GRAY, ASC, _Composer, _light
 from docassay.extractors.synth.invoice_style import InvoiceStyle
 from docassay.extractors.synth.invoice_values import InvoiceValues
 from docassay.extractors.synth.locale import Locale, format_amount, format_date
@@ -401,7 +401,7 @@ class _RichComposer(_Composer):
     def payment_slip(self) -> None:
         """A framed slip that prints the IBAN, the seller, the invoice number as the payment reference,
         the amount due and the buyer again (unlabelled copies: the truth is tagged where first printed)."""
-        r, v, lab = self.r, self.v, self.r.labels
+        v, lab = self.v, self.r.labels
         lds, small = self.lds, self.small
         h = lds * 8.5
         self.ensure(h + self.ld)

@@ -28,6 +28,7 @@ from docassay.extractors.synth.types import SynthDoc
 
 if TYPE_CHECKING:
     from docassay.extractors.document import Document
+    from docassay.infra.config import Settings
 
 __all__ = ["OcrNoise", "NOISE_LEVELS", "CONFUSIONS", "to_noisy_ocr_lines", "to_noisy_ocr_document", "to_scan_png",
            "noise_word"]
@@ -196,10 +197,11 @@ def to_noisy_ocr_document(doc: SynthDoc, noise: OcrNoise | str = "medium", dpi: 
     return OcrLinesParser().parse(data, f"{doc.doc_id}.ocr.json", _settings())
 
 
-_SETTINGS: list[object] = []
+_SETTINGS: list[Settings] = []
 
 
-def _settings():  # type: ignore[no-untyped-def]
+def _settings() -> Settings:
+    """The default settings, loaded once per process (the parser reads its limits from them)."""
     from docassay.infra.config import Settings
     if not _SETTINGS:
         _SETTINGS.append(Settings.load())

@@ -11,9 +11,24 @@ from decimal import Decimal
 import pytest
 from PIL import Image
 
-from docassay.extractors.synth import (ALL_INVOICE_FAMILIES, ALL_RECEIPT_FAMILIES, NOISE_LEVELS, OcrNoise,
-                                       format_seeds, generate, make_document, make_format, parse_amount, parse_date,
-                                       to_noisy_ocr_lines, to_ocr_lines, to_pdf, to_png, vocab, write_dataset)
+from docassay.extractors.synth import (
+    ALL_INVOICE_FAMILIES,
+    ALL_RECEIPT_FAMILIES,
+    NOISE_LEVELS,
+    OcrNoise,
+    format_seeds,
+    generate,
+    make_document,
+    make_format,
+    parse_amount,
+    parse_date,
+    to_noisy_ocr_lines,
+    to_ocr_lines,
+    to_pdf,
+    to_png,
+    vocab,
+    write_dataset,
+)
 from docassay.extractors.synth.families import pick_family, resolve_families
 from docassay.extractors.synth.invoice_style import sample_invoice_style
 from docassay.extractors.synth.receipt import sample_receipt_style
@@ -55,7 +70,7 @@ def _truth_chunks(sd: SynthDoc) -> list[tuple[int, str, str, object]]:
 def _consistent(sd: SynthDoc, parsed_texts: list[str]) -> None:
     """Every truth value: its span normalises to the truth, and each of its printed lines is in the
     parsed text of its page."""
-    for page, key, text, truth in _truth_chunks(sd):
+    for _page, key, text, truth in _truth_chunks(sd):
         _check(sd, key, text, truth)
     for page, ids in [(s.page, s.word_ids) for s in sd.truth_spans.fields.values()] + \
             [(it.page, c.word_ids) for it in sd.truth_spans.items for c in it.cells.values()]:
@@ -236,9 +251,10 @@ def test_receipt_family_round_trip(family: str) -> None:
 
 
 def test_rich_receipt_totals_add_up() -> None:
-    from docassay.extractors.synth.receipt_rich import sample_rich_receipt_values
-    from docassay.extractors.synth.receipt import sample_receipt_values
     import random
+
+    from docassay.extractors.synth.receipt import sample_receipt_values
+    from docassay.extractors.synth.receipt_rich import sample_rich_receipt_values
     for fseed in format_seeds("train", 10, seed=6):
         fmt = make_format(fseed, "receipt", families=["rich_totals"])
         v = sample_receipt_values(fmt.style, fmt.locale, fmt.language, random.Random(1))
@@ -269,13 +285,13 @@ def test_ocr_noise_changes_text_and_keeps_truth_words() -> None:
         assert noisy == to_noisy_ocr_lines(sd, "heavy")                               # deterministic
         assert [l["text"] for l in noisy["lines"]] != [l["text"] for l in clean["lines"]]
         tokens = Counter(t for l in noisy["lines"] for t in l["text"].split())
-        for page, key, text, truth in _truth_chunks(sd):
+        for _page, key, text, _truth in _truth_chunks(sd):
             for word in text.split():
                 assert tokens[word] >= 1, (sd.doc_id, key, word)                       # still a whole token
         one_page = {"lines": [{"text": l["text"], "quad": l["quad"]} for l in noisy["lines"] if l.get("page", 1) == 1]}
         parsed = parsers.parse(f"{sd.doc_id}.ocr.json", json.dumps(one_page).encode())
         page_text = " ".join(w.text for w in parsed.pages[0].words)
-        for page, key, text, truth in _truth_chunks(sd):
+        for page, key, text, _truth in _truth_chunks(sd):
             if page == 1:
                 assert all(w in page_text.split() for w in text.split()), (sd.doc_id, key, text)
     assert to_noisy_ocr_lines(_noise_docs()[0], "none") == to_ocr_lines(_noise_docs()[0])
@@ -307,7 +323,7 @@ def test_noisy_ocr_document_is_what_the_parser_reads() -> None:
     words = [w.text for w in doc.pages[0].words]
     clean = [w.text for w in sd.document.pages[0].words]
     assert Counter(words) != Counter(clean)                                       # misread, not only reordered
-    for page, key, text, truth in _truth_chunks(sd):
+    for _page, key, text, _truth in _truth_chunks(sd):
         assert all(w in words for w in text.split()), key
     multi = make_document(make_format(SEEDS[1], "invoice", families=["long_table"]), 0)
     with pytest.raises(ValueError, match="one page"):
@@ -331,8 +347,9 @@ def test_ocr_noise_kinds_each_happen() -> None:
 
 
 def test_scan_images_match_the_noisy_lines() -> None:
-    from docassay.extractors.synth import to_scan_png
     import numpy as np
+
+    from docassay.extractors.synth import to_scan_png
     sd = _noise_docs()[0]
     dpi = 60
     pngs = to_scan_png(sd, "heavy", dpi)
