@@ -62,6 +62,12 @@ def _add_train(p: argparse.ArgumentParser) -> None:
     p.add_argument("--d-model", type=int, default=64, help="layout: width of the word representation")
     p.add_argument("--d-expert", type=int, default=256, help="layout: hidden size of one expert")
     p.add_argument("--layers", type=int, default=2, help="layout: transformer blocks")
+    p.add_argument("--max-words", type=int, default=384,
+                   help="layout: training reads at most this many words of a document (inference reads all)")
+    p.add_argument("--switch-by-epoch", type=int, default=6,
+                   help="layout: the latest epoch of the token-choice -> expert-choice switch (forced there, logged)")
+    p.add_argument("--synth-limit", type=int, default=None,
+                   help="layout: train on the first N synthetic documents only (short comparison runs)")
     p.add_argument("--experts", type=int, default=8)
     p.add_argument("--top-k", type=int, default=2)
     p.add_argument("--features", type=int, choices=(1, 2), default=None,

@@ -31,7 +31,8 @@ def _schema(kind: str) -> dict:
 def _synth(args: argparse.Namespace, split: str, n: int) -> list:
     from docassay.extractors.instructions.layout_data import synth_layout_docs
 
-    stem = f"layout-{split}-{n}x{args.docs}-seed{args.seed}-ocr{args.ocr_share:g}.pkl"
+    ocr = args.ocr_share if split == "train" else 0.0
+    stem = f"layout-{split}-{n}x{args.docs}-seed{args.seed}-ocr{ocr:g}.pkl"
     cache = args.data_cache / stem if args.data_cache else None
     if cache is not None and cache.is_file():
         docs = pickle.loads(cache.read_bytes())
@@ -41,7 +42,7 @@ def _synth(args: argparse.Namespace, split: str, n: int) -> list:
     for kind in ("invoice", "receipt"):
         t = time.perf_counter()
         part = list(synth_layout_docs(kind, _schema(kind), n, args.docs, split=split, seed=args.seed,
-                                      ocr_share=args.ocr_share if split == "train" else 0.0))
+                                      ocr_share=ocr))
         print(f"{split} {kind}: {len(part)} documents labelled in {time.perf_counter() - t:.0f} s", file=sys.stderr, flush=True)
         docs.extend(part)
     if cache is not None:
@@ -108,6 +109,8 @@ def run_layout_train(args: argparse.Namespace) -> int:
     torch.set_num_threads(max(1, args.threads))
     t0 = time.perf_counter()
     train_docs = _synth(args, "train", args.formats)
+    if args.synth_limit:
+        train_docs = train_docs[::max(1, len(train_docs) // args.synth_limit)][:args.synth_limit]
     val_docs = _synth(args, "dev", args.val_formats)
     n_extra = 0
     if args.extra_docs:
@@ -121,12 +124,13 @@ def run_layout_train(args: argparse.Namespace) -> int:
     t_data = time.perf_counter() - t0
     mcfg = LayoutConfig(n_experts=args.experts, top_k=args.top_k, d_expert=args.d_expert, d_model=args.d_model,
                         n_layer=args.layers)
-    tcfg = LayoutTrainConfig(schedule=args.schedule, epochs=args.epochs, seed=args.seed)
+    tcfg = LayoutTrainConfig(schedule=args.schedule, epochs=args.epochs, seed=args.seed, max_words=args.max_words,
+                             switch_by_epoch=args.switch_by_epoch)
     res = train_layout(mcfg, tcfg, train_docs, val_docs, log=lambda s: print(s, file=sys.stderr, flush=True))
     meta = {"model": "layout", "schedule": args.schedule, "seed": args.seed,
             "data": {"train_formats_per_kind": args.formats, "docs_per_format": args.docs, "val_formats_per_kind":
                      args.val_formats, "ocr_share": args.ocr_share, "extra_docs": str(args.extra_docs or ""),
-                     "extra_count": n_extra, "train_docs": len(train_docs), "val_docs": len(val_docs)},
+                     "extra_count": n_extra, "synth_limit": args.synth_limit, "train_docs": len(train_docs), "val_docs": len(val_docs)},
             "train": {**res.summary(), "config": vars(tcfg)}, "data_seconds": round(t_data, 1)}
     path = save_layout(target, res.model, meta)
     if args.log:

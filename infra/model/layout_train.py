@@ -43,7 +43,7 @@ class LayoutTrainConfig:
     schedule: str = "switch"
     epochs: int = 10
     docs_per_batch: int = 8
-    max_words: int = 768            # training truncates longer documents (inference reads all)
+    max_words: int = 384            # training truncates longer documents (inference reads all)
     lr: float = 2e-3
     weight_decay: float = 1e-4
     warmup_steps: int = 30
