@@ -41,18 +41,20 @@ from docassay.extractors.instructions.generator import generate  # noqa: E402
 from docassay.extractors.spans import DocIndex  # noqa: E402
 
 
-def dev_docs(data: Path, tune_receipt_step: int) -> dict[tuple[str, str], list[tuple[str, DocIndex, dict]]]:
+def dev_docs(data: Path, tune_receipt_step: int, splits: tuple[str, ...] = (TUNE, HOLDOUT)) -> dict[tuple[str, str], list[tuple[str, DocIndex, dict]]]:
     """(kind, split) -> [(id, document, truth)]; receipts from their OCR lines."""
     from docassay.extractors.parsers import parse
     from docassay.infra.config import Settings
     settings = Settings.load()
     rows = [json.loads(line) for line in (data / "manifest.jsonl").read_text().splitlines() if line.strip()]
-    out: dict[tuple[str, str], list] = {(k, s): [] for k in ("invoice", "receipt") for s in (TUNE, HOLDOUT)}
+    out: dict[tuple[str, str], list] = {(k, s): [] for k in ("invoice", "receipt") for s in splits}
     for set_name, kind in (("invoices", "invoice"), ("receipts", "receipt")):
         sel = sorted((r for r in rows if r["set"] == set_name), key=lambda r: r["id"])
         tune_seen = 0
         for rank, r in enumerate(sel):
             split = split_of(kind, r["id"], r.get("content_group"), receipt_rank=rank)
+            if split not in splits:
+                continue
             if kind == "receipt" and split == TUNE:
                 tune_seen += 1
                 if (tune_seen - 1) % tune_receipt_step:
@@ -86,15 +88,24 @@ def run(name: str, scorer, synth, dev) -> dict:
         schema = _schema(kind)
         right = total = 0
         m = p = e = 0
+        per_field: dict[str, list[int]] = {}
         for _, ix, truth in docs:
             g = generate(ix, schema, scorer=timed)
             r, n = _score(g.extraction.record, truth, fuzzy=kind == "receipt")
             right, total = right + r, total + n
+            if split == TUNE:                       # per field on dev-tune only (holdout: totals only)
+                for k, v in truth.items():
+                    if not isinstance(v, list):
+                        c = per_field.setdefault(k, [0, 0])
+                        c[0] += _score({k: g.extraction.record.get(k)}, {k: v}, fuzzy=kind == "receipt")[0]
+                        c[1] += 1
             if truth.get("line_items"):
                 s = score_items(g.extraction.record.get("line_items"), truth["line_items"])
                 m, p, e = m + s.matched, p + s.predicted, e + s.expected
         res[f"{split}_{kind}"] = {"accuracy": round(right / max(total, 1), 4), "fields": total, "documents": len(docs),
                                   "item_f1": round(2 * m / (p + e), 4) if p + e else None, "items_expected": e}
+        if per_field:
+            res[f"{split}_{kind}"]["per_field"] = {k: f"{a}/{b}" for k, (a, b) in sorted(per_field.items())}
     for kind, groups in synth.items():
         schema = _schema(kind)
         first, replay = [0, 0], [0, 0]
@@ -150,6 +161,8 @@ def main(argv=None) -> int:
     ap.add_argument("--formats", type=int, default=15)
     ap.add_argument("--docs", type=int, default=3)
     ap.add_argument("--tune-receipt-step", type=int, default=3)
+    ap.add_argument("--variants", default="", help="layout scorer variants LEVEL:BLEND,... (each with every --layout)")
+    ap.add_argument("--tune-only", action="store_true", help="dev-tune only (what design choices are made on)")
     ap.add_argument("--out", type=Path)
     args = ap.parse_args(argv)
     torch.set_num_threads(1)
@@ -157,9 +170,15 @@ def main(argv=None) -> int:
     from docassay.extractors.instructions.model_scorer import model_scorer
 
     synth = synth_sets(args.formats, args.docs, 0) if args.formats else {}
-    dev = dev_docs(args.data, args.tune_receipt_step)
+    dev = dev_docs(args.data, args.tune_receipt_step, (TUNE,) if args.tune_only else (TUNE, HOLDOUT))
     scorers = ([] if args.no_baseline else [("baseline", None)]) + ([] if args.no_ranker else [("ranker", model_scorer())]) + \
         [(f"layout:{w.stem}", layout_scorer(w)) for w in args.layout]
+    from docassay.extractors.instructions.layout_scorer import LayoutScorer
+    for v in filter(None, args.variants.split(",")):
+        level, blend = v.split(":")
+        for w in args.layout:
+            base = layout_scorer(w)
+            scorers.append((f"layout:{w.stem}:{level}:{blend}", LayoutScorer(base.model, base.meta, base.path, float(blend), level)))
     results = []
     for name, sc in scorers:
         t = time.perf_counter()
@@ -170,8 +189,8 @@ def main(argv=None) -> int:
           "unseen rec first / replay | forward ms/page | scorer ms/page |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     for r in results:
-        a = lambda k: f"{r[k]['accuracy']:.3f}"
-        f1 = lambda k: "-" if r[k]["item_f1"] is None else f"{r[k]['item_f1']:.3f}"
+        a = lambda k: f"{r[k]['accuracy']:.3f}" if k in r else "-"
+        f1 = lambda k: "-" if k not in r or r[k]["item_f1"] is None else f"{r[k]['item_f1']:.3f}"
         u = lambda k: f"{r[k]['first']:.3f} / {r[k]['replay']:.3f}" if k in r else "-"
         print(f"| {r['scorer']} | {a('dev-tune_invoice')} | {a('dev-holdout_invoice')} | {a('dev-tune_receipt')} | "
               f"{a('dev-holdout_receipt')} | {f1('dev-tune_invoice')} / {f1('dev-holdout_invoice')} | {u('unseen_invoice')} | "

@@ -10,7 +10,14 @@ chooses among the existing proposals, so the instructions it writes replay witho
 p(span) = p_begin(first word) x p_end(last word) (p_begin's softmax includes "absent", so
 p(span) <= 1 - p(absent)), summed over the distinct spans among the field's proposals that read the
 same value (a total printed twice is one value). It is a probability, so `generator.MIN_SCORE`
-(an optional field below it is left out) and the calibrator keep their meaning. Proposals of equal
+(an optional field below it is left out) and the calibrator keep their meaning.
+
+**Level and blend** (chosen on dev-tune, LAYOUT_CARD.md): within a field the order is the model's
+(p(value) / the field's best p(value)); the field's *level*, its best proposal's score, which decides
+whether an optional field is kept and which field claims a contested span, is `LEVEL`: "model" (the
+model's p(value) itself), "present" (1 - p(absent)) or "baseline" (the baseline's best score, as the
+ranker does). The score used is then `BLEND` x that + (1 - `BLEND`) x the baseline's score of the
+proposal. `$DOCASSAY_LAYOUT_LEVEL` / `$DOCASSAY_LAYOUT_BLEND` override both. Proposals of equal
 score (one span, several locators) keep the baseline's order: which locator finds the span is the
 baseline's call. A `detect` proposal (the currency) is not a span the model reads: it keeps the
 baseline's score.
@@ -37,17 +44,30 @@ from docassay.extractors.spans import DocIndex
 from docassay.infra.model.checkpoint import load_layout
 from docassay.infra.model.layout import LayoutReader, collate
 
-__all__ = ["LayoutScorer", "layout_scorer", "DEFAULT_LAYOUT_WEIGHTS", "LAYOUT_WEIGHTS_ENV", "MAX_SPAN_WORDS"]
+__all__ = ["LayoutScorer", "layout_scorer", "DEFAULT_LAYOUT_WEIGHTS", "LAYOUT_WEIGHTS_ENV", "MAX_SPAN_WORDS", "BLEND",
+           "BLEND_ENV", "LEVELS", "LEVEL", "LEVEL_ENV"]
 
 DEFAULT_LAYOUT_WEIGHTS = Path(__file__).resolve().parents[2] / "infra" / "model" / "weights" / "layout.pt"
 LAYOUT_WEIGHTS_ENV = "DOCASSAY_LAYOUT_WEIGHTS"
 MAX_SPAN_WORDS = 24          # the model's own best span: at most this many words from its first
+BLEND = 1.0                  # weight of the model's probability against the baseline's score
+BLEND_ENV = "DOCASSAY_LAYOUT_BLEND"
+LEVELS = ("model", "present", "baseline")
+LEVEL = "model"              # a field's best score: the model's p(value) | 1 - p(absent) | the baseline's best
+LEVEL_ENV = "DOCASSAY_LAYOUT_LEVEL"
 
 
 class LayoutScorer:
     """Ranks proposals with a trained `LayoutReader` (inference only, no state: thread-safe)."""
 
-    def __init__(self, model: LayoutReader, meta: dict, path: Path) -> None:
+    def __init__(self, model: LayoutReader, meta: dict, path: Path, blend: float | None = None,
+                 level: str | None = None) -> None:
+        self.blend = float(os.environ.get(BLEND_ENV) or BLEND) if blend is None else blend
+        self.level = level or os.environ.get(LEVEL_ENV) or LEVEL
+        if self.level not in LEVELS:
+            raise ValueError(f"layout level must be one of {LEVELS}, got {self.level!r}")
+        if not 0.0 <= self.blend <= 1.0:
+            raise ValueError(f"layout blend must be in [0, 1], got {self.blend}")
         self.model = model
         self.cfg = model.cfg
         self.meta = meta
@@ -88,13 +108,18 @@ class LayoutScorer:
                 sp = float(pb[j, fl[0]] * pe[j, fl[1]])
                 span_p[p.span.key] = sp
                 value_p[repr(p.value)] = value_p.get(repr(p.value), 0.0) + sp
+            top_v = max(value_p.values(), default=0.0)
+            level = {"model": min(1.0, top_v), "present": 1.0 - p_absent,
+                     "baseline": max((q.score for q in props), default=0.0)}[self.level]
             for i, p in enumerate(props):
                 p.features["baseline"] = p.score
                 p.features["layout_p_absent"] = p_absent
                 fl = cover[i]
                 p.features["layout_top"] = 1.0 if fl is not None and fl == top else 0.0
                 if fl is not None:
-                    p.score = min(1.0, value_p[repr(p.value)])
+                    p.features["layout_p"] = min(1.0, value_p[repr(p.value)])
+                    own = level * (value_p[repr(p.value)] / top_v if top_v > 0 else 0.0)
+                    p.score = self.blend * own + (1 - self.blend) * p.features["baseline"]
             props.sort(key=lambda p: (-p.score, -p.features["baseline"], p.span.key))
         return proposals
 

@@ -14,7 +14,8 @@ previous epoch is >= `switch_stability` on `switch_patience` epochs in a row, an
 affinity margin D = mean(max_e a - mean_e a) is >= `switch_margin_gain` x its value at
 initialisation (default gain 0: D is logged but does not gate: in the ranker's runs, whose criterion
 also asked D to grow 1.2x, D stayed flat and the switch never fired by itself); forced at
-`switch_by_epoch` otherwise (logged either way). **Capacity lower bound**:
+`switch_by_epoch` otherwise, and never later than the last epoch but one, so that expert choice is
+always trained before it is shipped (logged either way). **Capacity lower bound**:
 after the switch, each epoch, the smallest c in [max(floor, decay x c), c] whose validation field
 accuracy stays within `capacity_tolerance` of the first expert-choice epoch's; c moves to it.
 
@@ -219,7 +220,7 @@ def train_layout(model_cfg: LayoutConfig, cfg: LayoutTrainConfig, train_docs: li
             if cfg.schedule == "switch" and model_cfg.routing == "token":
                 ok = (epoch >= cfg.min_epochs_before_switch and settled >= cfg.switch_patience
                       and margin >= cfg.switch_margin_gain * (margin0 or 0.0))
-                if ok or epoch >= cfg.switch_by_epoch:
+                if ok or epoch >= min(cfg.switch_by_epoch, cfg.epochs - 1):   # never untrained expert choice
                     reason = (f"stability {router.get('stability', 0):.3f} >= {cfg.switch_stability} for {settled} epochs, "
                               f"margin D {margin:.4f} vs D0 {margin0:.4f}") if ok else f"forced at epoch {epoch}"
                     router["switch"] = reason

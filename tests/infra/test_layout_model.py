@@ -155,3 +155,20 @@ def test_dev_style_truth_leaves_missing_fields_unscored():
     assert not d.known[j] and not d.absent[j]
     i = [s.name for s in specs].index("gross_total")
     assert d.known[i] and d.begin[i].any() and d.end[i].any()
+
+
+@pytest.mark.slow
+def test_cli_trains_a_layout_model_and_the_same_seed_gives_the_same_weights(tmp_path):
+    from docassay.flows.cli import main
+    from docassay.extractors.instructions.layout_scorer import layout_scorer
+
+    args = ["model", "train", "--model", "layout", "--formats", "1", "--docs", "1", "--val-formats", "1",
+            "--epochs", "2", "--d-model", "16", "--d-expert", "16", "--seed", "4"]
+    assert main([*args, "--out", str(tmp_path / "a.pt")]) == 0
+    assert main([*args, "--out", str(tmp_path / "b.pt")]) == 0
+    a, _ = load_layout(tmp_path / "a.pt")
+    b, meta = load_layout(tmp_path / "b.pt")
+    sa, sb = a.state_dict(), b.state_dict()
+    assert all(torch.equal(sa[k], sb[k]) for k in sa) and meta["seed"] == 4 and meta["model"] == "layout"
+    assert layout_scorer(tmp_path / "a.pt").model.cfg.d_model == 16
+    assert main(["model", "train", "--model", "layout", "--formats", "1"]) == 2     # no --out, no --force
