@@ -41,7 +41,8 @@ from docassay.extractors.instructions.generator import generate  # noqa: E402
 from docassay.extractors.spans import DocIndex  # noqa: E402
 
 
-def dev_docs(data: Path, tune_receipt_step: int, splits: tuple[str, ...] = (TUNE, HOLDOUT)) -> dict[tuple[str, str], list[tuple[str, DocIndex, dict]]]:
+def dev_docs(data: Path, tune_receipt_step: int, splits: tuple[str, ...] = (TUNE, HOLDOUT),
+             only: set[str] | None = None) -> dict[tuple[str, str], list[tuple[str, DocIndex, dict]]]:
     """(kind, split) -> [(id, document, truth)]; receipts from their OCR lines."""
     from docassay.extractors.parsers import parse
     from docassay.infra.config import Settings
@@ -53,9 +54,9 @@ def dev_docs(data: Path, tune_receipt_step: int, splits: tuple[str, ...] = (TUNE
         tune_seen = 0
         for rank, r in enumerate(sel):
             split = split_of(kind, r["id"], r.get("content_group"), receipt_rank=rank)
-            if split not in splits:
+            if split not in splits or (only is not None and r["id"] not in only):
                 continue
-            if kind == "receipt" and split == TUNE:
+            if kind == "receipt" and split == TUNE and only is None:
                 tune_seen += 1
                 if (tune_seen - 1) % tune_receipt_step:
                     continue
@@ -162,6 +163,9 @@ def main(argv=None) -> int:
     ap.add_argument("--docs", type=int, default=3)
     ap.add_argument("--tune-receipt-step", type=int, default=3)
     ap.add_argument("--variants", default="", help="layout scorer variants LEVEL:BLEND,... (each with every --layout)")
+    ap.add_argument("--val-of", type=Path, default=None,
+                    help="score only the validation slice of this training listing (every 8th row: the dev-tune "
+                         "documents the layout reader did not train on; design choices are made there)")
     ap.add_argument("--tune-only", action="store_true", help="dev-tune only (what design choices are made on)")
     ap.add_argument("--out", type=Path)
     args = ap.parse_args(argv)
@@ -170,7 +174,12 @@ def main(argv=None) -> int:
     from docassay.extractors.instructions.model_scorer import model_scorer
 
     synth = synth_sets(args.formats, args.docs, 0) if args.formats else {}
-    dev = dev_docs(args.data, args.tune_receipt_step, (TUNE,) if args.tune_only else (TUNE, HOLDOUT))
+    only = None
+    if args.val_of:
+        from docassay.flows.commands.model_layout import EXTRA_VAL_EVERY
+        rows = [json.loads(x) for x in args.val_of.read_text().splitlines() if x.strip()]
+        only = {r["id"] for r in rows[::EXTRA_VAL_EVERY]}
+    dev = dev_docs(args.data, args.tune_receipt_step, (TUNE,) if args.tune_only or only else (TUNE, HOLDOUT), only)
     scorers = ([] if args.no_baseline else [("baseline", None)]) + ([] if args.no_ranker else [("ranker", model_scorer())]) + \
         [(f"layout:{w.stem}", layout_scorer(w)) for w in args.layout]
     from docassay.extractors.instructions.layout_scorer import LayoutScorer

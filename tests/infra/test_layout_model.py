@@ -138,12 +138,15 @@ def test_scorer_ranks_the_span_the_model_prefers_first_with_a_probability():
     one_word = [p for p in props if (fl := words.span_words(ix, p.span)) and fl[0] == fl[1]]
     target = one_word[-1]                                       # some single-word candidate, not the baseline's pick
     w = words.span_words(ix, target.span)[0]
-    scorer = LayoutScorer(_Points(TINY, w).eval(), {}, Path("x.pt"))
+    scorer = LayoutScorer(_Points(TINY, w).eval(), {}, Path("x.pt"), blend=1.0)     # the model alone
     ranked = scorer(ix, [spec], {spec.name: props})[spec.name]
     assert words.span_words(ix, ranked[0].span) == (w, w)
     assert 0.5 < ranked[0].score <= 1.0 and ranked[0].features["layout_top"] == 1.0
     assert all(p.score < 0.01 for p in ranked if words.span_words(ix, p.span) != (w, w))
     assert scorer.tokens(ix, [spec], {spec.name: props}) == (len(words.refs), 1)
+    mixed = LayoutScorer(_Points(TINY, w).eval(), {}, Path("x.pt"), blend=0.5)
+    for p in mixed(ix, [spec], {spec.name: propose(ix, spec, detect_locale(ix))})[spec.name]:
+        assert p.score == pytest.approx(0.5 * p.features["layout_p"] + 0.5 * p.features["baseline"])
 
 
 def test_dev_style_truth_leaves_missing_fields_unscored():
