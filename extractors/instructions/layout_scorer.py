@@ -45,11 +45,12 @@ from docassay.infra.model.checkpoint import load_layout
 from docassay.infra.model.layout import LayoutReader, collate
 
 __all__ = ["LayoutScorer", "layout_scorer", "DEFAULT_LAYOUT_WEIGHTS", "LAYOUT_WEIGHTS_ENV", "MAX_SPAN_WORDS", "BLEND",
-           "BLEND_ENV", "LEVELS", "LEVEL", "LEVEL_ENV"]
+           "BLEND_ENV", "MAX_READ_WORDS", "LEVELS", "LEVEL", "LEVEL_ENV"]
 
 DEFAULT_LAYOUT_WEIGHTS = Path(__file__).resolve().parents[2] / "infra" / "model" / "weights" / "layout.pt"
 LAYOUT_WEIGHTS_ENV = "DOCASSAY_LAYOUT_WEIGHTS"
 MAX_SPAN_WORDS = 24          # the model's own best span: at most this many words from its first
+MAX_READ_WORDS = 3000        # words read per document (attention is quadratic); later words' spans get p = 0
 BLEND = 0.5                  # weight of the model's probability against the baseline's score
 BLEND_ENV = "DOCASSAY_LAYOUT_BLEND"
 LEVELS = ("model", "present", "baseline")
@@ -82,7 +83,7 @@ class LayoutScorer:
         if not d.n_words:
             f = len(specs)
             return torch.cat([torch.zeros(f, 0), torch.ones(f, 1)], 1), torch.zeros(f, 0), words
-        out = self.model(collate([d]))
+        out = self.model(collate([d], MAX_READ_WORDS))
         return torch.softmax(out.begin[0], -1), torch.softmax(out.end[0], -1), words
 
     def __call__(self, ix: DocIndex, specs: list[FieldSpec], proposals: dict[str, list[Proposal]]) -> dict[str, list[Proposal]]:
@@ -105,7 +106,7 @@ class LayoutScorer:
                 cover[i] = fl
                 if fl is None or p.span.key in span_p:
                     continue
-                sp = float(pb[j, fl[0]] * pe[j, fl[1]])
+                sp = float(pb[j, fl[0]] * pe[j, fl[1]]) if fl[1] < n else 0.0     # past MAX_READ_WORDS: unread
                 span_p[p.span.key] = sp
                 value_p[repr(p.value)] = value_p.get(repr(p.value), 0.0) + sp
             top_v = max(value_p.values(), default=0.0)

@@ -175,3 +175,16 @@ def test_cli_trains_a_layout_model_and_the_same_seed_gives_the_same_weights(tmp_
     assert all(torch.equal(sa[k], sb[k]) for k in sa) and meta["seed"] == 4 and meta["model"] == "layout"
     assert layout_scorer(tmp_path / "a.pt").model.cfg.d_model == 16
     assert main(["model", "train", "--model", "layout", "--formats", "1"]) == 2     # no --out, no --force
+
+
+def test_scorer_reads_at_most_max_read_words_and_scores_later_spans_zero(monkeypatch):
+    from docassay.extractors.instructions import layout_scorer as ls
+    monkeypatch.setattr(ls, "MAX_READ_WORDS", 10)
+    sd = next(synth(1, 1, kind="invoice", seed=0, split="train"))
+    ix = DocIndex(sd.document)
+    specs, _ = schema_fields(_schema())
+    spec = next(s for s in specs if s.name == "gross_total")
+    words = doc_words(ix)
+    ranked = LayoutScorer(_model(), {}, Path("x.pt"))(ix, [spec], {spec.name: propose(ix, spec, detect_locale(ix))})[spec.name]
+    late = [p for p in ranked if words.span_words(ix, p.span)[0] >= 10]
+    assert late and all(p.features["layout_p"] == 0.0 for p in late)
