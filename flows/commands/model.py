@@ -55,7 +55,7 @@ def _add_train(p: argparse.ArgumentParser) -> None:
                    help="documents per format (ranker: >= 2, locators are checked on siblings; default 3, layout 2)")
     p.add_argument("--val-formats", type=int, default=None,
                    help="synthetic validation formats per kind (dev split; default 24, layout 12)")
-    p.add_argument("--epochs", type=int, default=None, help="default 12, layout 10")
+    p.add_argument("--epochs", type=int, default=None, help="default 12, layout 7")
     p.add_argument("--extra-docs", type=Path, default=None,
                    help="layout: JSON lines {id, path, truth, kind} of more training documents "
                         "(bench/layout_docs.py writes the dev data's dev-tune split)")
@@ -64,7 +64,7 @@ def _add_train(p: argparse.ArgumentParser) -> None:
     p.add_argument("--layers", type=int, default=2, help="layout: transformer blocks")
     p.add_argument("--max-words", type=int, default=384,
                    help="layout: training reads at most this many words of a document (inference reads all)")
-    p.add_argument("--switch-by-epoch", type=int, default=6,
+    p.add_argument("--switch-by-epoch", type=int, default=4,
                    help="layout: the latest epoch of the token-choice -> expert-choice switch (forced there, logged)")
     p.add_argument("--synth-limit", type=int, default=None,
                    help="layout: train on the first N synthetic documents only (short comparison runs)")
