@@ -29,16 +29,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 
-from datasets import DEFAULT_DATA  # noqa: E402
-from model_bench import _schema, _score, synth_sets  # noqa: E402
-from scoring import score_items  # noqa: E402
-from splits import HOLDOUT, TUNE, split_of  # noqa: E402
-
 import torch  # noqa: E402
 
+from datasets import DEFAULT_DATA  # noqa: E402
 from docassay.extractors.instructions.executor import execute  # noqa: E402
 from docassay.extractors.instructions.generator import generate  # noqa: E402
 from docassay.extractors.spans import DocIndex  # noqa: E402
+from model_bench import _schema, _score, synth_sets  # noqa: E402
+from scoring import score_items  # noqa: E402
+from splits import HOLDOUT, TUNE, split_of  # noqa: E402
 
 
 def dev_docs(data: Path, tune_receipt_step: int, splits: tuple[str, ...] = (TUNE, HOLDOUT),
@@ -198,9 +197,14 @@ def main(argv=None) -> int:
           "unseen rec first / replay | forward ms/page | scorer ms/page |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     for r in results:
-        a = lambda k: f"{r[k]['accuracy']:.3f}" if k in r else "-"
-        f1 = lambda k: "-" if k not in r or r[k]["item_f1"] is None else f"{r[k]['item_f1']:.3f}"
-        u = lambda k: f"{r[k]['first']:.3f} / {r[k]['replay']:.3f}" if k in r else "-"
+        def a(k: str, r: dict = r) -> str:
+            return f"{r[k]['accuracy']:.3f}" if k in r else "-"
+
+        def f1(k: str, r: dict = r) -> str:
+            return "-" if k not in r or r[k]["item_f1"] is None else f"{r[k]['item_f1']:.3f}"
+
+        def u(k: str, r: dict = r) -> str:
+            return f"{r[k]['first']:.3f} / {r[k]['replay']:.3f}" if k in r else "-"
         print(f"| {r['scorer']} | {a('dev-tune_invoice')} | {a('dev-holdout_invoice')} | {a('dev-tune_receipt')} | "
               f"{a('dev-holdout_receipt')} | {f1('dev-tune_invoice')} / {f1('dev-holdout_invoice')} | {u('unseen_invoice')} | "
               f"{u('unseen_receipt')} | {r.get('forward_ms_per_page_p50', '-')} | {r.get('scorer_ms_per_page_p50', '-')} |")

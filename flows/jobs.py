@@ -52,7 +52,7 @@ def _model_scorer() -> Scorer:
 
 
 def _load_layout_scorer() -> Scorer:
-    from docassay.extractors.instructions.layout_scorer import layout_scorer   # the layout reader, loaded once
+    from docassay.extractors.instructions.layout_scorer import layout_scorer  # the layout reader, loaded once
     return layout_scorer()
 
 

@@ -174,6 +174,7 @@ def collate(docs: list[LayoutDoc], max_words: int | None = None) -> LayoutBatch:
         n_q += len(d.q_ids)
         if has_t:
             assert d.begin is not None and d.end is not None and d.absent is not None and d.known is not None
+            assert begin is not None and end is not None and known is not None
             begin[b, :f, :k] = d.begin[:, :k]
             begin[b, :f, T] = d.absent
             end[b, :f, :k] = d.end[:, :k]

@@ -146,8 +146,8 @@ def _batches(docs: list[LayoutDoc], per: int, rng: np.random.Generator) -> list[
     order = rng.permutation(len(docs))
     chunks = [order[i:i + per * 8] for i in range(0, len(order), per * 8)]
     out: list[list[int]] = []
-    for c in chunks:
-        c = sorted(c.tolist(), key=lambda i: docs[i].n_words)
+    for chunk in chunks:
+        c: list[int] = sorted(chunk.tolist(), key=lambda i: docs[i].n_words)
         out.extend(c[i:i + per] for i in range(0, len(c), per))
     return [out[i] for i in rng.permutation(len(out))]
 

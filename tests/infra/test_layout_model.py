@@ -162,8 +162,8 @@ def test_dev_style_truth_leaves_missing_fields_unscored():
 
 @pytest.mark.slow
 def test_cli_trains_a_layout_model_and_the_same_seed_gives_the_same_weights(tmp_path):
-    from docassay.flows.cli import main
     from docassay.extractors.instructions.layout_scorer import layout_scorer
+    from docassay.flows.cli import main
 
     args = ["model", "train", "--model", "layout", "--formats", "1", "--docs", "1", "--val-formats", "1",
             "--epochs", "2", "--d-model", "16", "--d-expert", "16", "--seed", "4"]
