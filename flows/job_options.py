@@ -26,7 +26,7 @@ from docassay.infra.errors import ConfigError
 __all__ = ["JobOptions", "Cli", "add_job_options", "GENERATOR_CHOICES", "PARSER_CHOICES", "EINVOICE_CHOICES",
            "DEFAULT_GENERATOR", "DEFAULT_CONCURRENCY"]
 
-GENERATOR_CHOICES = ("baseline", "model")      # flows.jobs.GENERATORS: name -> scorer factory
+GENERATOR_CHOICES = ("baseline", "model", "ranker", "layout")   # flows.jobs.GENERATORS: name -> scorer factory
 PARSER_CHOICES = ("local", "textract")         # flows.jobs.PARSERS: name -> Settings.ocr_engine
 EINVOICE_CHOICES = ("use", "check", "ignore")  # flows.einvoice.MODES
 DEFAULT_GENERATOR = "model"
@@ -64,9 +64,10 @@ class JobOptions:
                                                          "(default: $DOCASSAY_HOME, else ~/.docassay)")
     db: str | None = _opt(None, help="PostgreSQL DSN (default: the embedded server under --home)")
     generator: str = _opt(DEFAULT_GENERATOR, choices=GENERATOR_CHOICES,
-                          help="how instructions for new formats are written: the MoE model (default; on the server "
-                               "of --model-url if given, else in-process) or the baseline (label similarity, no "
-                               "model tokens)")
+                          help="how instructions for new formats are written: the default model (`model`, today the "
+                               "proposal ranker; on the server of --model-url if given, else in-process), the "
+                               "ranker by name, the word-level layout reader (`layout`, in-process) or the "
+                               "baseline (label similarity, no model tokens)")
     concurrency: int = _opt(DEFAULT_CONCURRENCY, type=int,
                             help=f"documents processed at once (default {DEFAULT_CONCURRENCY})")
     reuse_formats: bool = _opt(True, help="treat every document as a new format: match nothing in the format "

@@ -51,9 +51,20 @@ def _model_scorer() -> Scorer:
     return LazyModelScorer()
 
 
+def _load_layout_scorer() -> Scorer:
+    from docassay.extractors.instructions.layout_scorer import layout_scorer  # the layout reader, loaded once
+    return layout_scorer()
+
+
+def _layout_scorer() -> Scorer:
+    return LazyModelScorer(_load_layout_scorer)
+
+
 GENERATORS: dict[str, Callable[[], Scorer | None]] = {
     "baseline": lambda: None,          # label similarity, no model, no tokens
-    "model": _model_scorer,            # the MoE model; metered by the token quotas
+    "model": _model_scorer,            # the default model (today the proposal ranker); metered by the token quotas
+    "ranker": _model_scorer,           # the proposal ranker (infra/model/weights/moe.pt), by name
+    "layout": _layout_scorer,          # the word-level layout reader (infra/model/weights/layout.pt), in-process
 }
 """Generator name -> scorer factory (the one place a generator's scorer is made)."""
 
@@ -64,7 +75,7 @@ MODEL_URL_ENV = "DOCASSAY_MODEL_URL"
 def _scorer(o: JobOptions) -> Scorer | None:
     """The generator's scorer; the model on a server when a model URL is given (option or environment)."""
     url = o.model_url or os.environ.get(MODEL_URL_ENV)
-    if o.generator == "model" and url:
+    if o.generator in ("model", "ranker") and url:
         from docassay.flows.remote_scorer import remote_scorer
         return remote_scorer(url)
     return GENERATORS[o.generator]()

@@ -2,7 +2,10 @@
 
 Sub-commands are listed in `SUBCOMMANDS` (name -> (add_arguments, run)); each is small:
 
-    docassay model train [--out PATH] [--seed N] [--schedule switch|token|dense] [--formats N] ...
+    docassay model train [--model ranker|layout] [--out PATH] [--seed N] [--schedule switch|token|dense] ...
+
+`--model ranker` (the default) trains the proposal ranker (`infra/model/weights/moe.pt`); `--model
+layout` the word-level layout reader (`infra/model/weights/layout.pt`, see `model_layout`).
 """
 from __future__ import annotations
 
@@ -36,6 +39,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 # -- train ------------------------------------------------------------------------------------------
 
 def _add_train(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--model", choices=("ranker", "layout"), default="ranker",
+                   help="ranker: the proposal ranker (moe.pt, default); layout: the word-level layout reader (layout.pt)")
     p.add_argument("--out", type=Path, default=None,
                    help=f"weights file to write (required unless --force: the shipped weights are {DEFAULT_WEIGHTS})")
     p.add_argument("--force", action="store_true",
@@ -44,10 +49,25 @@ def _add_train(p: argparse.ArgumentParser) -> None:
     p.add_argument("--schedule", choices=("switch", "token", "dense"), default="switch",
                    help="switch: token choice, then expert choice with shrinking capacity (LocMoE+); "
                         "token: token choice throughout; dense: a dense model of the same active size")
-    p.add_argument("--formats", type=int, default=160, help="synthetic training formats per kind (invoice, receipt)")
-    p.add_argument("--docs", type=int, default=3, help="documents per format (>= 2: locators are checked on siblings)")
-    p.add_argument("--val-formats", type=int, default=24, help="synthetic validation formats per kind (dev split)")
-    p.add_argument("--epochs", type=int, default=12)
+    p.add_argument("--formats", type=int, default=None,
+                   help="synthetic training formats per kind (invoice, receipt; default 160, layout 150)")
+    p.add_argument("--docs", type=int, default=None,
+                   help="documents per format (ranker: >= 2, locators are checked on siblings; default 3, layout 2)")
+    p.add_argument("--val-formats", type=int, default=None,
+                   help="synthetic validation formats per kind (dev split; default 24, layout 12)")
+    p.add_argument("--epochs", type=int, default=None, help="default 12, layout 7")
+    p.add_argument("--extra-docs", type=Path, default=None,
+                   help="layout: JSON lines {id, path, truth, kind} of more training documents "
+                        "(bench/layout_docs.py writes the dev data's dev-tune split)")
+    p.add_argument("--d-model", type=int, default=64, help="layout: width of the word representation")
+    p.add_argument("--d-expert", type=int, default=256, help="layout: hidden size of one expert")
+    p.add_argument("--layers", type=int, default=2, help="layout: transformer blocks")
+    p.add_argument("--max-words", type=int, default=384,
+                   help="layout: training reads at most this many words of a document (inference reads all)")
+    p.add_argument("--switch-by-epoch", type=int, default=4,
+                   help="layout: the latest epoch of the token-choice -> expert-choice switch (forced there, logged)")
+    p.add_argument("--synth-limit", type=int, default=None,
+                   help="layout: train on the first N synthetic documents only (short comparison runs)")
     p.add_argument("--experts", type=int, default=8)
     p.add_argument("--top-k", type=int, default=2)
     p.add_argument("--features", type=int, choices=(1, 2), default=None,
@@ -85,7 +105,16 @@ def train_target(out: Path | None, force: bool) -> Path | None:
     return DEFAULT_WEIGHTS if force else None
 
 
+RANKER_DEFAULTS = {"formats": 160, "docs": 3, "val_formats": 24, "epochs": 12}
+
+
 def _run_train(args: argparse.Namespace) -> int:
+    if args.model == "layout":
+        from docassay.flows.commands.model_layout import run_layout_train
+        return run_layout_train(args)
+    for k, v in RANKER_DEFAULTS.items():
+        if getattr(args, k) is None:
+            setattr(args, k, v)
     target = train_target(args.out, args.force)
     if target is None:
         print(f"docassay: error: model train needs --out FILE (or --force to overwrite the shipped weights "
@@ -191,7 +220,7 @@ def _data(args: argparse.Namespace):
 
 
 SUBCOMMANDS: dict[str, tuple[Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int], str]] = {
-    "train": (_add_train, _run_train, "train the proposal ranker on synthetic documents and write its weights"),
+    "train": (_add_train, _run_train, "train the proposal ranker (or, with --model layout, the layout reader) and write its weights"),
 }
 
 from docassay.flows.commands.model_serve import SERVE_SUBCOMMANDS  # noqa: E402  serve|scale|status (issue 5, infra/serve)

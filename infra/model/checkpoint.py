@@ -6,14 +6,17 @@ The file is a plain `torch.save` dict of tensors and JSON-like values, loaded wi
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
 from docassay.infra.errors import ConfigError
 from docassay.infra.model.moe import MoEConfig, ProposalRanker
 
-__all__ = ["save", "load", "FORMAT"]
+if TYPE_CHECKING:
+    from docassay.infra.model.layout import LayoutReader
+
+__all__ = ["save", "load", "FORMAT", "save_layout", "load_layout", "LAYOUT_FORMAT"]
 
 FORMAT = "docassay-ranker/1"
 
@@ -38,6 +41,35 @@ def load(path: str | Path) -> tuple[ProposalRanker, dict[str, Any]]:
     if not isinstance(blob, dict) or blob.get("format") != FORMAT:
         raise ConfigError(f"{path} is not a docassay ranker checkpoint ({FORMAT})", setting="model_weights")
     model = ProposalRanker(MoEConfig(**blob["config"]))
+    model.load_state_dict({k: v.float() if v.is_floating_point() else v for k, v in blob["state"].items()})
+    model.eval()
+    return model, dict(blob.get("meta") or {})
+
+
+LAYOUT_FORMAT = "docassay-layout/1"
+
+
+def save_layout(path: str | Path, model: "LayoutReader", meta: dict[str, Any] | None = None, *, half: bool = True) -> Path:
+    """Write a layout reader (float16 on disk when `half`) and `meta` to `path`."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    state = {k: (v.detach().half() if half and v.is_floating_point() else v.detach()).contiguous()
+             for k, v in model.state_dict().items()}
+    torch.save({"format": LAYOUT_FORMAT, "config": model.cfg.to_json(), "state": state, "meta": meta or {}}, path)
+    return path
+
+
+def load_layout(path: str | Path) -> tuple["LayoutReader", dict[str, Any]]:
+    """The layout reader in eval mode (float32) and its metadata; ConfigError for a missing or foreign file."""
+    from docassay.infra.model.layout import LayoutConfig, LayoutReader
+
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(f"layout model weights not found: {path}", setting="model_weights")
+    blob = torch.load(path, map_location="cpu", weights_only=True)
+    if not isinstance(blob, dict) or blob.get("format") != LAYOUT_FORMAT:
+        raise ConfigError(f"{path} is not a docassay layout checkpoint ({LAYOUT_FORMAT})", setting="model_weights")
+    model = LayoutReader(LayoutConfig(**blob["config"]))
     model.load_state_dict({k: v.float() if v.is_floating_point() else v for k, v in blob["state"].items()})
     model.eval()
     return model, dict(blob.get("meta") or {})
