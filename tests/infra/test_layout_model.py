@@ -129,7 +129,10 @@ class _Points(LayoutReader):
 
 
 def test_scorer_ranks_the_span_the_model_prefers_first_with_a_probability():
-    sd = next(synth(1, 1, kind="invoice", seed=0, split="train"))
+    # a classic format (the document this test was written on): the scorer pools a value's probability
+    # over all its spans, and the richer families print amounts again (with their currency mark as a
+    # word of its own, on a payment slip, ...), which would give other spans the target's probability
+    sd = next(synth(1, 1, kind="invoice", seed=0, split="train", families=["classic"]))
     ix = DocIndex(sd.document)
     specs, _ = schema_fields(_schema())
     spec = next(s for s in specs if s.name == "gross_total")
@@ -180,7 +183,8 @@ def test_cli_trains_a_layout_model_and_the_same_seed_gives_the_same_weights(tmp_
 def test_scorer_reads_at_most_max_read_words_and_scores_later_spans_zero(monkeypatch):
     from docassay.extractors.instructions import layout_scorer as ls
     monkeypatch.setattr(ls, "MAX_READ_WORDS", 10)
-    sd = next(synth(1, 1, kind="invoice", seed=0, split="train"))
+    # classic: its amounts are printed once; a value printed before and after word 10 pools both spans
+    sd = next(synth(1, 1, kind="invoice", seed=0, split="train", families=["classic"]))
     ix = DocIndex(sd.document)
     specs, _ = schema_fields(_schema())
     spec = next(s for s in specs if s.name == "gross_total")
