@@ -76,3 +76,31 @@ def test_the_wheel_installs_one_docassay_package(tmp_path):
         assert f"docassay/{top}/__init__.py" in names
     assert "docassay/infra/model/weights/moe.pt" in names
     assert any(n.startswith("docassay/infra/db/migrations/") and n.endswith(".sql") for n in names)
+
+
+ALLOWED = {                      # the layers: each folder imports only itself and those named here
+    "infra": set(),
+    "rules": {"infra"},
+    "verifiers": {"rules", "infra"},
+    "extractors": {"infra"},
+    "flows": {"extractors", "verifiers", "rules", "infra"},
+}
+
+
+def _layer_violations(top: str) -> list[str]:
+    bad = []
+    for path in (ROOT / top).rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text("utf-8"), str(path))):
+            names = ([node.module] if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module else
+                     [a.name for a in node.names] if isinstance(node, ast.Import) else [])
+            for n in names:
+                parts = n.split(".")
+                if parts[0] == "docassay" and len(parts) > 1 and parts[1] in ALLOWED and parts[1] != top \
+                        and parts[1] not in ALLOWED[top]:
+                    bad.append(f"{path.relative_to(ROOT)}:{node.lineno}: {n}")
+    return bad
+
+
+@pytest.mark.parametrize("top", sorted(ALLOWED))
+def test_imports_point_one_way(top):
+    assert _layer_violations(top) == []
