@@ -74,7 +74,10 @@ def test_the_wheel_installs_one_docassay_package(tmp_path):
     assert {t for t in tops if not t.endswith(".dist-info")} == {"docassay"}
     for top in PRODUCT:
         assert f"docassay/{top}/__init__.py" in names
-    assert "docassay/infra/model/weights/moe.pt" in names
+    for data in ("infra/model/weights/moe.pt", "infra/model/weights/layout.pt", "verifiers/confidence/weights.json",
+                 "flows/review_app/templates/base.html", "flows/review_app/static/review.js",
+                 "extractors/instructions/schema.json"):
+        assert f"docassay/{data}" in names, data
     assert any(n.startswith("docassay/infra/db/migrations/") and n.endswith(".sql") for n in names)
 
 
