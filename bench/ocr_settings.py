@@ -9,7 +9,7 @@ A setting is `engine[:key=value...]`: engine `rapidocr` (keys det = detection ma
 the line classifier, threads = onnxruntime threads, batch = recogniser batch, recw = its minimum
 input width; see
 extractors.parsers.ocr.OcrSettings) or `tesseract` (keys psm, max_side, threads = OMP_THREAD_LIMIT,
-min_conf; see extractors.parsers.ocr_tesseract.TesseractSettings). Each setting runs in a fresh
+min_conf, junk; see extractors.parsers.ocr_tesseract.TesseractSettings). Each setting runs in a fresh
 process over the same images (`--repeat` rounds, interleaved, so load falls on every setting alike):
 the engine is loaded first (timed apart), then each image is read by `ocr_words` as the pipeline
 reads it: wall seconds and CPU seconds (user + system, all threads, the process and its children:
@@ -115,7 +115,8 @@ print(json.dumps({"load_s": load_s, "images": out, "rss_mb": rss / 1024, "self_r
 RAPID_KEYS = {"det": "DOCASSAY_OCR_DET_MAX_SIDE", "cls": "DOCASSAY_OCR_USE_CLS", "threads": "DOCASSAY_OCR_THREADS",
               "batch": "DOCASSAY_OCR_REC_BATCH", "recw": "DOCASSAY_OCR_REC_WIDTH"}
 TESS_KEYS = {"psm": "DOCASSAY_OCR_TESSERACT_PSM", "max_side": "DOCASSAY_OCR_TESSERACT_MAX_SIDE",
-             "threads": "DOCASSAY_OCR_TESSERACT_THREADS", "min_conf": "DOCASSAY_OCR_TESSERACT_MIN_CONF"}
+             "threads": "DOCASSAY_OCR_TESSERACT_THREADS", "min_conf": "DOCASSAY_OCR_TESSERACT_MIN_CONF",
+             "junk": "DOCASSAY_OCR_TESSERACT_JUNK_CONF"}
 ENV_KEYS = {"rapidocr": RAPID_KEYS, "tesseract": TESS_KEYS}
 
 

@@ -36,6 +36,10 @@ OEM = 1             # the LSTM recogniser only (the legacy one is not in Debian'
 MAX_SIDE = 3600     # longer side in pixels above which the image is scaled down (A4 at ~300 dpi)
 THREADS = 1         # OMP_THREAD_LIMIT: Tesseract's OpenMP threads mostly wait on small images
 MIN_CONF = 0.0      # words below this confidence (0..100) are dropped; -1 keeps all
+# A "word" with no letter or digit below this confidence is a speck or a rule line read as marks
+# ("~—", "_"): dropped. Measured on dev-tune receipts (bench/ocr_settings.py): dropping words by
+# confidence alone loses more real text than it removes noise; this filter does not.
+JUNK_CONF = 50.0
 TIMEOUT_S = 120.0   # one image; a hung process is killed and the document gets an error row
 LANG = "eng"
 
@@ -47,11 +51,13 @@ class TesseractError(RuntimeError):
 @dataclass(frozen=True)
 class TesseractSettings:
     """Environment overrides: `DOCASSAY_OCR_TESSERACT_PSM`, `DOCASSAY_OCR_TESSERACT_MAX_SIDE`,
-    `DOCASSAY_OCR_TESSERACT_THREADS`, `DOCASSAY_OCR_TESSERACT_MIN_CONF`, `DOCASSAY_OCR_TESSERACT_LANG`."""
+    `DOCASSAY_OCR_TESSERACT_THREADS`, `DOCASSAY_OCR_TESSERACT_MIN_CONF`, `DOCASSAY_OCR_TESSERACT_JUNK_CONF`,
+    `DOCASSAY_OCR_TESSERACT_LANG`."""
     psm: int = PSM
     max_side: int = MAX_SIDE
     threads: int = THREADS
     min_conf: float = MIN_CONF
+    junk_conf: float = JUNK_CONF
     lang: str = LANG
     timeout_s: float = TIMEOUT_S
 
@@ -62,6 +68,7 @@ class TesseractSettings:
             s = cls(psm=int(env.get(p + "PSM", cls.psm)), max_side=int(env.get(p + "MAX_SIDE", cls.max_side)),
                     threads=int(env.get(p + "THREADS", cls.threads)),
                     min_conf=float(env.get(p + "MIN_CONF", cls.min_conf)),
+                    junk_conf=float(env.get(p + "JUNK_CONF", cls.junk_conf)),
                     lang=env.get(p + "LANG", cls.lang).strip() or cls.lang)
         except ValueError as exc:
             raise ConfigError(f"bad Tesseract OCR setting in the environment: {exc}", setting="ocr") from exc
@@ -94,8 +101,9 @@ def available() -> bool:
     return binary() is not None
 
 
-def parse_tsv(tsv: str, scale: float = 1.0, min_conf: float = MIN_CONF) -> list[TessWord]:
-    """Words (level-5 rows with text) of Tesseract's TSV output; boxes divided by `scale`."""
+def parse_tsv(tsv: str, scale: float = 1.0, min_conf: float = MIN_CONF, junk_conf: float = JUNK_CONF) -> list[TessWord]:
+    """Words (level-5 rows with text) of Tesseract's TSV output; boxes divided by `scale`. Words under
+    `min_conf`, and words without a letter or digit under `junk_conf`, are dropped."""
     out: list[TessWord] = []
     rows = tsv.splitlines()
     if not rows:
@@ -114,7 +122,7 @@ def parse_tsv(tsv: str, scale: float = 1.0, min_conf: float = MIN_CONF) -> list[
         if not text:
             continue
         conf = float(f[col["conf"]])
-        if conf < min_conf:
+        if conf < min_conf or (conf < junk_conf and not any(ch.isalnum() for ch in text)):
             continue
         left, top = float(f[col["left"]]), float(f[col["top"]])
         w, h = float(f[col["width"]]), float(f[col["height"]])
@@ -124,7 +132,8 @@ def parse_tsv(tsv: str, scale: float = 1.0, min_conf: float = MIN_CONF) -> list[
 
 
 def recognize_words(image: "Image", settings: TesseractSettings | None = None) -> list[TessWord]:
-    """Words of `image` (mode RGB or L) in pixels of `image`. Raises TesseractError."""
+    """Words of `image` (mode RGB or L) in pixels of `image`; [] when no word has a letter or digit.
+    Raises TesseractError."""
     s = settings or TesseractSettings.from_env()
     exe = binary()
     if exe is None:
@@ -149,4 +158,7 @@ def recognize_words(image: "Image", settings: TesseractSettings | None = None) -
     if proc.returncode != 0:
         err = proc.stderr.decode("utf-8", "replace").strip().splitlines()
         raise TesseractError(f"tesseract failed (exit {proc.returncode}): {' / '.join(err[-3:]) or 'no message'}")
-    return parse_tsv(proc.stdout.decode("utf-8", "replace"), scale, s.min_conf)
+    words = parse_tsv(proc.stdout.decode("utf-8", "replace"), scale, s.min_conf, s.junk_conf)
+    if not any(ch.isalnum() for w in words for ch in w.text):
+        return []                      # only marks (a frame read as "|", specks): no text on this image
+    return words

@@ -80,7 +80,7 @@ def test_a_configured_binary_that_is_missing_counts_as_absent(monkeypatch: pytes
 
 
 def test_tesseract_settings_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    for k in ("PSM", "MAX_SIDE", "THREADS", "MIN_CONF", "LANG"):
+    for k in ("PSM", "MAX_SIDE", "THREADS", "MIN_CONF", "JUNK_CONF", "LANG"):
         monkeypatch.delenv(f"DOCASSAY_OCR_TESSERACT_{k}", raising=False)
     assert ocr_tesseract.TesseractSettings.from_env() == ocr_tesseract.TesseractSettings()
     monkeypatch.setenv("DOCASSAY_OCR_TESSERACT_PSM", "11")
@@ -107,8 +107,9 @@ TSV = "\n".join([
 
 
 def test_tsv_rows_become_words_with_boxes_in_the_images_pixels() -> None:
-    words = ocr_tesseract.parse_tsv(TSV, scale=0.5)
+    words = ocr_tesseract.parse_tsv(TSV, scale=0.5, junk_conf=-1)
     assert [w.text for w in words] == ["TOTAL", "RM12.50", "~", "CASH"]       # the blank row is dropped
+    assert [w.text for w in ocr_tesseract.parse_tsv(TSV)] == ["TOTAL", "RM12.50", "CASH"]   # a mark, unsure
     total = words[0]
     assert (total.x0, total.y0, total.x1, total.y1) == (80.0, 40.0, 320.0, 100.0)   # divided by the scale
     assert total.conf == 96.5 and words[0].line == words[1].line != words[3].line
@@ -172,3 +173,10 @@ def test_rapidocr_detection_scaled_down_maps_boxes_to_the_full_image(monkeypatch
     assert [w.text for w in small] == ["TOTAL", "12.50"]
     assert abs(small[0].bbox.x0 - 20) < 10 and 10 < small[0].bbox.y0 < 35     # full-image pixels
     assert small[1].bbox.x1 <= 520 and small[1].bbox.x0 > small[0].bbox.x1
+
+
+@needs_tesseract
+def test_tesseract_marks_without_a_letter_or_digit_are_no_text() -> None:
+    img = Image.new("L", (300, 300), 255)
+    ImageDraw.Draw(img).rectangle((40, 40, 200, 200), outline=0, width=3)   # a frame Tesseract reads as "|"
+    assert ocr.ocr_words(img, "tesseract") == []
