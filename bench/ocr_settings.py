@@ -32,7 +32,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import statistics
 import subprocess
 import sys
@@ -142,7 +141,7 @@ def run_setting(spec: str, items: list[tuple[str, Path, Path]], threads: int, mo
     arg = json.dumps([[str(i), str(o)] for _, i, o in items])
     load = os.getloadavg()[0]
     proc = subprocess.run([sys.executable, "-c", WORKER, arg, engine, mode], capture_output=True, text=True,
-                          env=env, cwd=ROOT)
+                          env=env, cwd=ROOT, check=False)
     if proc.returncode != 0:
         raise SystemExit(f"{spec}: the worker failed:\n{proc.stderr[-3000:]}")
     res = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -159,8 +158,10 @@ def score_run(items: list[tuple[str, Path, Path]], res: dict) -> dict:
 def summarise(spec: str, runs: list[dict], items: list) -> dict:
     """Median over rounds of each round's median over images; accuracy from the first round (the
     engines are deterministic: every round gives the same words)."""
-    med = lambda key: statistics.median(statistics.median(r[key] for r in run["images"]) for run in runs)  # noqa: E731
-    return {"setting": spec, "images": len(items), "rounds": len(runs), "load_s": statistics.median(r["load_s"] for r in runs),
+    def med(key: str) -> float:
+        return statistics.median(statistics.median(r[key] for r in run["images"]) for run in runs)
+    return {"setting": spec, "images": len(items), "rounds": len(runs),
+            "load_s": statistics.median(r["load_s"] for r in runs),
             "median_s": med("s"), "median_cpu_s": med("cpu_s"),
             "max_s": statistics.median(max(i["s"] for i in r["images"]) for r in runs),
             "peak_rss_mb": max(r["rss_mb"] for r in runs),

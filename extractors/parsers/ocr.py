@@ -32,8 +32,8 @@ from docassay.infra.errors import ConfigError
 if TYPE_CHECKING:
     from PIL.Image import Image
 
-__all__ = ["OcrLine", "OcrSettings", "recognize", "ocr_words", "ocr_page_words", "is_blank", "resolve_engine", "SUPPORTED_ENGINES",
-           "OcrEngineError"]
+__all__ = ["OcrLine", "OcrSettings", "recognize", "ocr_words", "ocr_page_words", "is_blank", "resolve_engine",
+           "SUPPORTED_ENGINES", "OcrEngineError"]
 
 SUPPORTED_ENGINES = ("auto", "rapidocr", "tesseract")
 BLANK_LEVEL = 200           # grey value (0 black .. 255 white) that counts as printed
@@ -42,8 +42,7 @@ BLANK_LEVEL = 200           # grey value (0 black .. 255 white) that counts as p
 # pixels. rapidocr-onnxruntime itself ignores `det_limit_side_len` with limit_type "max" (it picks
 # 960 / 1500 / 2000 by the image's longer side), so the scaling is done here. Measured in
 # bench/ocr_settings.py (BENCHMARKS.md "Issue 15: OCR engine and settings"): on dev-tune receipts and
-# synthetic A4 pages 960 reads as well as 1280 and 2000 (better than 2000, whose finer map splits
-# lines), with the least time and memory.
+# synthetic A4 pages 960 read as well as 1280 and better than 2000, in the least time and memory.
 DET_MAX_SIDE = 960
 REC_BATCH = 6               # text lines per recogniser call (rapidocr's default)
 # The recogniser's input is 48 px high and at least this wide: every line is padded to it (rapidocr's

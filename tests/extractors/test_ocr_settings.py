@@ -30,3 +30,4 @@ def test_defaults_and_overrides(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("DOCASSAY_OCR_REC_BATCH", "0")
     with pytest.raises(ConfigError, match="rec batch 0"):
         OcrSettings.from_env()
+
