@@ -30,6 +30,7 @@ from docassay.extractors.parsers.words import clean_text, words_from_lines
 from docassay.infra.errors import ConfigError
 
 if TYPE_CHECKING:
+    import numpy as np
     from PIL.Image import Image
 
 __all__ = ["OcrLine", "OcrSettings", "recognize", "ocr_words", "ocr_page_words", "is_blank", "resolve_engine",
@@ -51,6 +52,10 @@ REC_BATCH = 6               # text lines per recogniser call (rapidocr's default
 REC_MIN_WIDTH = 48
 REC_HEIGHT = 48             # the PP-OCR recogniser's fixed input height
 DET_MIN_SIDE = 32           # below this (after scaling) detection runs through the wheel's own path
+# Lines are cut from the image scaled down to this longer side (the wheel's own `max_side_len`): the
+# recogniser reads 48 px high lines anyway, and a 600 dpi A4 scan (4961x7016) held full size in BGR
+# took the process over 800 MB (measured, BENCHMARKS.md issue 15).
+CROP_MAX_SIDE = 2000
 
 
 class OcrEngineError(RuntimeError):
@@ -170,18 +175,36 @@ def recognize(image: "Image", engine: str = "auto") -> list[OcrLine]:
 
 
 def _rapid_run(eng: object, image: "Image", s: OcrSettings) -> list:
-    """RapidOCR's result items `[quad, text, score, char quads, chars, ...]` for `image`, detection
-    run on the image scaled to `s.det_max_side` and the lines cut from the full image."""
+    """RapidOCR's result items `[quad, text, score, char quads, chars, ...]` for `image` (in its
+    pixels): lines cut from the image at most `CROP_MAX_SIDE` large, detection run on it scaled to
+    `s.det_max_side`."""
+    import cv2
     import numpy as np
-    arr = np.ascontiguousarray(np.asarray(image.convert("RGB"))[:, :, ::-1])      # BGR, as the wheel reads
+    back = 1.0                                          # from the image lines are cut from to `image`
+    if max(image.size) > CROP_MAX_SIDE:
+        back = max(image.size) / CROP_MAX_SIDE
+        image = image.resize((max(1, round(image.width / back)), max(1, round(image.height / back))),
+                             reducing_gap=2.0)
+    arr = cv2.cvtColor(np.asarray(image.convert("RGB")), cv2.COLOR_RGB2BGR)    # BGR, as the wheel reads
+    items = _rapid_items(eng, arr, s)
+    if back != 1.0:
+        for item in items:
+            item[0] = [[float(x) * back, float(y) * back] for x, y in item[0]]
+            if len(item) >= 4 and item[3]:
+                item[3] = [[[float(x) * back, float(y) * back] for x, y in q] for q in item[3]]
+    return items
+
+
+def _rapid_items(eng: object, arr: "np.ndarray", s: OcrSettings) -> list:
+    import cv2
+    import numpy as np
     h, w = arr.shape[:2]
     ratio = min(1.0, s.det_max_side / max(h, w))
     staged = all(hasattr(eng, a) for a in ("auto_text_det", "get_crop_img_list", "text_cls", "text_rec",
                                            "cal_rec_boxes", "text_score"))
     if not staged or min(h, w) * ratio < DET_MIN_SIDE or w / h > getattr(eng, "width_height_ratio", 8):
         result, _elapsed = eng(arr, return_word_box=True)   # type: ignore[operator]
-        return list(result or ())
-    import cv2
+        return [list(item) for item in result or ()]
     small = arr if ratio == 1.0 else cv2.resize(arr, (max(1, round(w * ratio)), max(1, round(h * ratio))),
                                                 interpolation=cv2.INTER_AREA)
     boxes, _ = eng.auto_text_det(small)                                         # type: ignore[attr-defined]
@@ -199,7 +222,8 @@ def _rapid_run(eng: object, image: "Image", s: OcrSettings) -> list:
         crops, _, _ = eng.text_cls(crops)                                       # type: ignore[attr-defined]
     rec, _ = eng.text_rec(crops, True)                                          # type: ignore[attr-defined]
     rec = eng.cal_rec_boxes(crops, full, rec)                                   # type: ignore[attr-defined]
-    return [[q.tolist(), *r] for q, r in zip(full, rec) if float(r[1]) >= eng.text_score]   # type: ignore[attr-defined]
+    return [[q.tolist(), *r] for q, r in zip(full, rec)
+            if float(r[1]) >= eng.text_score]                                   # type: ignore[attr-defined]
 
 
 def _tesseract_lines(image: "Image") -> list[OcrLine]:
