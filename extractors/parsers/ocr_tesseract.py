@@ -121,13 +121,16 @@ def parse_tsv(tsv: str, scale: float = 1.0, min_conf: float = MIN_CONF, junk_con
         text = clean_text(f[col["text"]]).strip()
         if not text:
             continue
-        conf = float(f[col["conf"]])
+        try:
+            conf = float(f[col["conf"]])
+            left, top = float(f[col["left"]]), float(f[col["top"]])
+            w, h = float(f[col["width"]]), float(f[col["height"]])
+            line = (int(f[col["block_num"]]), int(f[col["par_num"]]), int(f[col["line_num"]]))
+        except ValueError as exc:
+            raise TesseractError(f"unreadable Tesseract TSV row {row!r}") from exc
         if conf < min_conf or (conf < junk_conf and not any(ch.isalnum() for ch in text)):
             continue
-        left, top = float(f[col["left"]]), float(f[col["top"]])
-        w, h = float(f[col["width"]]), float(f[col["height"]])
-        out.append(TessWord(text, left / scale, top / scale, (left + w) / scale, (top + h) / scale, conf,
-                            (int(f[col["block_num"]]), int(f[col["par_num"]]), int(f[col["line_num"]]))))
+        out.append(TessWord(text, left / scale, top / scale, (left + w) / scale, (top + h) / scale, conf, line))
     return out
 
 

@@ -117,6 +117,8 @@ def test_tsv_rows_become_words_with_boxes_in_the_images_pixels() -> None:
     assert ocr_tesseract.parse_tsv("") == []
     with pytest.raises(ocr_tesseract.TesseractError, match="header"):
         ocr_tesseract.parse_tsv("something else\n1\t2\n")
+    with pytest.raises(ocr_tesseract.TesseractError, match="unreadable Tesseract TSV row"):
+        ocr_tesseract.parse_tsv(TSV.splitlines()[0] + "\n5\t1\t1\t1\t1\t1\tx\t20\t120\t30\t96.5\tTOTAL\n")
 
 
 @needs_tesseract
