@@ -27,7 +27,7 @@ __all__ = ["JobOptions", "Cli", "add_job_options", "GENERATOR_CHOICES", "PARSER_
            "DEFAULT_GENERATOR", "DEFAULT_CONCURRENCY"]
 
 GENERATOR_CHOICES = ("baseline", "model", "ranker", "layout")   # flows.jobs.GENERATORS: name -> scorer factory
-PARSER_CHOICES = ("local", "textract")         # flows.jobs.PARSERS: name -> Settings.ocr_engine
+PARSER_CHOICES = ("local", "rapidocr", "tesseract", "textract")   # flows.jobs.PARSERS: -> Settings.ocr_engine
 EINVOICE_CHOICES = ("use", "check", "ignore")  # flows.einvoice.MODES
 DEFAULT_GENERATOR = "model"
 DEFAULT_CONCURRENCY = 2
@@ -79,7 +79,9 @@ class JobOptions:
     user: str | None = _opt(None, help="user charged for model tokens (default: $DOCASSAY_QUOTA_USER or the login "
                                        "name)")
     parser: str = _opt("local", choices=PARSER_CHOICES,
-                       help="who reads images and scanned PDFs: the local OCR (default) or Amazon Textract")
+                       help="who reads images and scanned PDFs: the local OCR (default: $DOCASSAY_OCR_ENGINE, else "
+                            "auto = Tesseract where installed, else RapidOCR), one local engine by name, or Amazon "
+                            "Textract")
     index: str | None = _opt(None, path=True,
                              help="format index: s3vectors://bucket/index (default: faiss under --home)")
     model_url: str | None = _opt(None, help="URL of a running `docassay model serve` (default: $DOCASSAY_MODEL_URL, "

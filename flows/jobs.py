@@ -83,6 +83,8 @@ def _scorer(o: JobOptions) -> Scorer | None:
 
 PARSERS: dict[str, str | None] = {
     "local": None,                     # the configured local OCR (Settings.ocr_engine)
+    "rapidocr": "rapidocr",            # the local engines by name (extractors.parsers.ocr)
+    "tesseract": "tesseract",
     "textract": "textract",            # images and scanned PDFs go to Amazon Textract AnalyzeDocument
 }
 """`--parser` choice -> Settings.ocr_engine override."""

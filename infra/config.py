@@ -46,7 +46,7 @@ class Settings:
     concurrency: int = 2                       # documents processed at once
     follow_links: bool = False                 # read inputs behind symbolic links (`--follow-links`)
     schema_ref_dirs: str = ""                  # folders (os.pathsep-separated) a schema $ref may read besides its own
-    ocr_engine: str = "rapidocr"
+    ocr_engine: str = "rapidocr"               # rapidocr | tesseract | auto | textract (extractors.parsers.ocr)
     # Token budgets (infra/quota.py): who is charged, daily defaults, and when the day ends.
     quota_project: str = "default"             # project charged for model tokens (`--project`)
     quota_user: str = ""                       # user charged (`--user`); "" = the login name

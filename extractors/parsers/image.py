@@ -14,7 +14,7 @@ from PIL import Image, ImageOps, UnidentifiedImageError
 from docassay.extractors.document import Document, Page
 from docassay.extractors.errors import ParseError
 from docassay.extractors.parsers.base import Budget, Parser, finish_page
-from docassay.extractors.parsers.ocr import ocr_words
+from docassay.extractors.parsers.ocr import ocr_page_words, resolve_engine
 from docassay.infra.config import Settings
 
 __all__ = ["ImageParser", "IMAGE_MAGIC"]
@@ -69,7 +69,8 @@ class ImageParser(Parser):
                 except (OSError, SyntaxError, ValueError) as exc:
                     raise ParseError(f"frame {index + 1} of the TIFF image is damaged ({exc})",
                                      kind="corrupt", source=source, page=index + 1) from exc
-        return self.document(data, source, pages, format=fmt, n_pages=len(pages))
+        return self.document(data, source, pages, format=fmt, n_pages=len(pages),
+                             ocr_engine=resolve_engine(settings.ocr_engine))
 
     def _frame_page(self, img: Image.Image, number: int, fmt: str, budget: Budget,
                     settings: Settings) -> Page:
@@ -80,7 +81,7 @@ class ImageParser(Parser):
         except (OSError, SyntaxError, ValueError) as exc:
             raise ParseError(f"the {fmt} image data is truncated or damaged (page {number}: {exc})",
                              kind="corrupt", source=budget.source, page=number) from exc
-        words = ocr_words(frame, settings.ocr_engine)
+        words = ocr_page_words(frame, settings.ocr_engine, budget.source, number)
         return finish_page(number, float(frame.width), float(frame.height), words, "ocr", budget)
 
 

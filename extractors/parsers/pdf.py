@@ -48,7 +48,7 @@ from PIL import Image
 from docassay.extractors.document import BBox, Document, Page, Word
 from docassay.extractors.errors import ParseError
 from docassay.extractors.parsers.base import Budget, Parser, finish_page
-from docassay.extractors.parsers.ocr import is_blank, ocr_words
+from docassay.extractors.parsers.ocr import is_blank, ocr_page_words, resolve_engine
 from docassay.extractors.parsers.words import clean_text
 from docassay.infra.config import Settings
 
@@ -86,7 +86,7 @@ class PdfParser(Parser):
                 with PDFIUM_LOCK:
                     page, image = _read_page(pdf, i, budget, settings)
                 if image is not None:                   # OCR runs without holding PDFium's lock
-                    words = ocr_words(image, settings.ocr_engine)
+                    words = ocr_page_words(image, settings.ocr_engine, source, i + 1)
                     page = finish_page(i + 1, float(image.width), float(image.height), words, "ocr", budget)
                     ocr_pages.append(i + 1)
                 assert page is not None                 # _read_page gives the page or the image to OCR
@@ -95,6 +95,8 @@ class PdfParser(Parser):
             with PDFIUM_LOCK:
                 pdf.close()
         meta: dict[str, object] = {"n_pages": n_pages, "ocr_pages": ocr_pages}
+        if ocr_pages:
+            meta["ocr_engine"] = resolve_engine(settings.ocr_engine)
         if b"%%EOF" not in data[-2048:]:
             meta["warnings"] = ["no %%EOF marker at the end: the file may be truncated"]
         return self.document(data, source, pages, **meta)
