@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Mapping
 
-from bench.calibrate import REQUIRED, DocFields, _label, load_part
+from bench.calibrate import REQUIRED, DocFields, _label, examples, load_part
 from bench.datasets import DEFAULT_DATA
 from bench.scoring import field_correct
 from bench.splits import TUNE
@@ -103,16 +103,8 @@ def fold_of(group: str, folds: int) -> int:
 
 
 def _examples(docs: Iterable[DocFields], setting: Setting) -> list[Example]:
-    out = []
-    for d in docs:
-        for name, f in d.fields.items():
-            feats = d.features.get(name)
-            if f.get("status") == "missing" or not feats:
-                continue
-            y = _label(name, f.get("value"), d.truth, d.kind)
-            if y is not None:
-                out.append(Example(f.get("family", "text"), setting.strip(feats), bool(y)))
-    return out
+    """bench.calibrate's training examples, with the setting's features only."""
+    return [Example(e.family, setting.strip(e.features), e.correct) for e, _, _ in examples(list(docs))]
 
 
 def fit(docs: Iterable[DocFields], setting: Setting) -> Calibrator:
