@@ -12,6 +12,7 @@ import random
 from dataclasses import dataclass, replace
 from datetime import date, timedelta
 from decimal import ROUND_HALF_UP, Decimal
+from typing import Sequence
 
 from docassay.extractors.synth import names, vocab
 from docassay.extractors.synth.canvas import FAMILIES, Layout, PageLayout, Tagged, measure, wrap
@@ -300,7 +301,12 @@ class _ReceiptComposer:
         self.center(v.shop.company, self.bold if s.name_bold else self.reg, s.name_size, ("company",))
         if s.reg_no:
             self.center(v.shop.reg_no)
-        for line in v.shop.address:
+        self.header_tail(v.shop.address)
+
+    def header_tail(self, address: Sequence[str]) -> None:
+        """The header from the address down: address lines, phone, tax id, title, separator."""
+        s, v = self.s, self.v
+        for line in address:
             self.center(line, tags=("address",))
         if s.tel:
             self.center(f"{self.lab('tel')} {v.shop.phone}")

@@ -100,16 +100,7 @@ class _RichReceiptComposer(_ReceiptComposer):
             self.center(v.shop.reg_no)
         if r.branch:
             self.center(f"{r.labels['branch']}{s.colon} {self.rv.branch_name}")
-        for line in self.rv.address:
-            self.center(line, tags=("address",))
-        if s.tel:
-            self.center(f"{self.lab('tel')} {v.shop.phone}")
-        if s.tax_id_line:
-            self.center(f"{self.lab('taxid')} {v.shop.tax_id}")
-        if s.title:
-            self.y += self.ld * 0.3
-            self.center(s.labels["title"], self.bold)
-        self.sep()
+        self.header_tail(self.rv.address)
 
     def meta_lines(self) -> None:
         s, r = self.s, self.r
