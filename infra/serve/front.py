@@ -13,6 +13,10 @@ Per MoE layer, for a batch of documents (each its own routing group, as in the s
         ◀─ expert outputs ─  combined per document exactly as `Experts.forward` does:
         out_i = Σ_e (in expert order) index_add(y_e * gate)      x_i = x_i + out_i
 
+`ExpertFront.moe_layer` is that exchange for any model whose feed-forward layers are `moe.MoE`;
+`FrontModel` (the ranker) and `layout_front.LayoutFront` (the layout reader) run their dense parts
+around it, and a reconfiguration, the placement and the recovery never know which model it is.
+
 Bitwise equal to `ProposalRanker` on one document: every matrix product has the shape it has in
 the single-process model (one document, one expert: the same rows in the same order), and the
 combination adds in the same order. Which copy of a replicated expert runs a document does not
