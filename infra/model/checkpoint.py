@@ -84,8 +84,12 @@ def kind_of(path: str | Path) -> str:
     path = Path(path)
     if not path.is_file():
         raise ConfigError(f"model weights not found: {path}", setting="model_weights")
-    blob = torch.load(path, map_location="cpu", weights_only=True)
-    kind = KINDS.get(blob.get("format")) if isinstance(blob, dict) else None
+    try:
+        blob = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as exc:                       # noqa: BLE001  pickle, zip and EOF errors alike: not a checkpoint
+        raise ConfigError(f"{path} cannot be read as a checkpoint: {type(exc).__name__}: {exc}",
+                          setting="model_weights") from exc
+    kind = KINDS.get(str(blob.get("format"))) if isinstance(blob, dict) else None
     if kind is None:
         raise ConfigError(f"{path} is not a docassay checkpoint (one of {', '.join(KINDS)})", setting="model_weights")
     return kind

@@ -30,7 +30,7 @@ import numpy as np
 import torch
 import torch.distributed as dist
 
-from docassay.infra.model.moe import MLP, MoE, ProposalRanker
+from docassay.infra.model.moe import MLP, MoE
 from docassay.infra.serve.comm import Op, Tag, World
 from docassay.infra.serve.shard import ExpertShard
 

@@ -59,6 +59,8 @@ class ModelHTTPServer(ThreadingHTTPServer):
         self.on_shutdown = on_shutdown
         cfg = engine.front.cfg
         self.kind = engine.front.kind
+        self.decode: Callable[[Any, int], Any]
+        self.answer: Callable[[list], dict[str, Any]]
         if self.kind == "layout":                     # words and field queries in, span logits out
             self.decode = lambda d, i: decode_layout_doc(d, cfg.n_buckets, cfg.n_flags, HttpLimits.max_words, i)
             self.answer = lambda results: {"spans": [encode_spans(r) for r in results]}

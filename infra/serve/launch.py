@@ -31,8 +31,8 @@ from docassay.infra.serve.autoscale import AutoscalePolicy, Autoscaler
 from docassay.infra.serve.comm import init_world, release_memory
 from docassay.infra.serve.engine import Engine, EngineOptions
 from docassay.infra.serve.front import ExpertFront, FrontModel
-from docassay.infra.serve.layout_front import LayoutFront
 from docassay.infra.serve.http import ModelHTTPServer
+from docassay.infra.serve.layout_front import LayoutFront
 from docassay.infra.serve.shard import ExpertShard
 from docassay.infra.serve.status import ModelInfo
 from docassay.infra.serve.worker import receive_shape, worker_main

@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from docassay.infra.serve.errors import BadRequest
 from docassay.infra.model.layout import MAX_LINE_POS, MAX_PAGE, N_POS, POS_BINS, VALUE_TYPES, LayoutDoc
+from docassay.infra.serve.errors import BadRequest
 from docassay.infra.serve.front import DocInput
 from docassay.infra.serve.layout_front import LayoutInput
 

@@ -100,9 +100,10 @@ def test_layout_documents_cross_the_wire_exactly_and_bad_ones_are_refused_with_a
 
 
 def test_the_checkpoint_says_its_kind_and_a_mismatch_is_refused_before_a_process_starts(tmp_path: Path) -> None:
+    from serve_helpers import write_weights
+
     from docassay.infra.model.checkpoint import kind_of, load_any
     from docassay.infra.serve.launch import ServeOptions, start
-    from serve_helpers import write_weights
 
     layout = write_layout_weights(tmp_path / "layout.pt")
     ranker = write_weights(tmp_path / "ranker.pt", d_model=8, d_expert=8, n_experts=2)
@@ -110,7 +111,7 @@ def test_the_checkpoint_says_its_kind_and_a_mismatch_is_refused_before_a_process
     kind, model, meta = load_any(layout)
     assert kind == "layout" and type(model).__name__ == "LayoutReader" and meta == {"kind": "test"}
     (tmp_path / "junk.pt").write_bytes(b"not a checkpoint")
-    with pytest.raises(Exception):
+    with pytest.raises(ConfigError, match="cannot be read as a checkpoint"):
         kind_of(tmp_path / "junk.pt")
     torch.save({"format": "someone-else/1"}, tmp_path / "foreign.pt")
     with pytest.raises(ConfigError, match="not a docassay checkpoint"):
