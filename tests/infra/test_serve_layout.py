@@ -32,14 +32,19 @@ def _equal(got, want) -> bool:
                                          for (gb, ge), (wb, we) in zip(got, want))
 
 
-@pytest.mark.parametrize("routing", ["token", "expert", "dense"])
-def test_layout_front_equals_the_in_process_reader_bit_for_bit(world, tmp_path: Path, routing: str) -> None:
+@pytest.mark.parametrize("routing, d_model, d_expert", [("token", 16, 24), ("expert", 16, 24), ("dense", 16, 24),
+                                                       ("token", 64, 2048)])     # the last: 1.06 MB experts
+def test_layout_front_equals_the_in_process_reader_bit_for_bit(world, tmp_path: Path, routing: str, d_model: int,
+                                                               d_expert: int) -> None:
     from docassay.infra.model.checkpoint import load_layout
     from docassay.infra.serve.layout_front import LayoutFront, LayoutInput
     from docassay.infra.serve.shard import ExpertShard
 
-    weights = write_layout_weights(tmp_path / "tiny.pt", routing=routing, capacity=1.0)
+    weights = write_layout_weights(tmp_path / "tiny.pt", routing=routing, capacity=1.0, d_model=d_model,
+                                   d_expert=d_expert)
     model, _ = load_layout(weights)
+    if d_expert == 2048:
+        assert model.expert_bytes() >= 1_000_000
     docs = random_layout_docs(5, model.cfg, seed=2, max_words=80)
     want = layout_reference(weights, docs, threads=torch.get_num_threads())
     front = LayoutFront(model, world.device)
