@@ -78,6 +78,9 @@ def _scorer(o: JobOptions) -> Scorer | None:
     if o.generator in ("model", "ranker") and url:
         from docassay.flows.remote_scorer import remote_scorer
         return remote_scorer(url)
+    if o.generator == "layout" and url:            # a server started with `docassay model serve --model layout`
+        from docassay.flows.remote_scorer import remote_layout_scorer
+        return remote_layout_scorer(url)
     return GENERATORS[o.generator]()
 
 

@@ -1,6 +1,7 @@
 """`docassay model serve|scale|status` — the MoE model behind one shared server (infra/serve).
 
     docassay model serve --max-ranks 4 --ranks 1 [--port 8765] [--weights PATH] [--autoscale]
+    docassay model serve --model layout ...         # the layout reader (infra/model/weights/layout.pt)
     docassay model scale 2 [--url URL] [--token TOKEN]
     docassay model status [--url URL] [--json]
 
@@ -30,7 +31,11 @@ def _default_url() -> str:
 def _add_serve(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-ranks", type=int, default=4, help="worker processes started once (the world size; default 4)")
     p.add_argument("--ranks", type=int, default=1, help="ranks active at start (default 1)")
-    p.add_argument("--weights", type=Path, help="checkpoint (default: $DOCASSAY_MODEL_WEIGHTS, else the shipped weights)")
+    p.add_argument("--model", choices=("ranker", "layout"), default=None,
+                   help="which model: the proposal ranker or the layout reader (default: the kind of --weights, "
+                        "else the ranker); picks the default weights and must match the checkpoint's own kind")
+    p.add_argument("--weights", type=Path, help="checkpoint (default: $DOCASSAY_MODEL_WEIGHTS, else the shipped "
+                                                "weights; with --model layout $DOCASSAY_LAYOUT_WEIGHTS, else layout.pt)")
     p.add_argument("--host", default="127.0.0.1", help="HTTP address (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=8765, help="HTTP port (default 8765; 0: any free port)")
     p.add_argument("--admin-token", help=f"token for the admin endpoints (default: ${'DOCASSAY_ADMIN_TOKEN'}, "
@@ -55,15 +60,19 @@ def _run_serve(args: argparse.Namespace) -> int:
 
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO, stream=sys.stderr,
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    weights = Path(args.weights or os.environ.get(WEIGHTS_ENV) or DEFAULT_WEIGHTS).expanduser()
+    if args.model == "layout" and not args.weights:
+        from docassay.extractors.instructions.layout_scorer import DEFAULT_LAYOUT_WEIGHTS, LAYOUT_WEIGHTS_ENV
+        weights = Path(os.environ.get(LAYOUT_WEIGHTS_ENV) or DEFAULT_LAYOUT_WEIGHTS).expanduser()
+    else:
+        weights = Path(args.weights or os.environ.get(WEIGHTS_ENV) or DEFAULT_WEIGHTS).expanduser()
     token, token_path = resolve_admin_token(args.admin_token, args.token_file, create=True)
     engine = EngineOptions(max_batch_documents=args.max_batch_documents, max_queue_documents=args.max_queue_documents,
                            request_timeout_s=args.request_timeout)
-    opts = ServeOptions(weights=weights, max_ranks=args.max_ranks, ranks=args.ranks, host=args.host, port=args.port,
+    opts = ServeOptions(weights=weights, model=args.model, max_ranks=args.max_ranks, ranks=args.ranks, host=args.host, port=args.port,
                         admin_token=token, threads_per_rank=args.threads, engine=engine,
                         autoscale=AutoscalePolicy(min_ranks=args.min_ranks) if args.autoscale else None)
     server = start(opts)
-    ready = {"url": server.url, "max_ranks": args.max_ranks, "active_ranks": args.ranks,
+    ready = {"url": server.url, "model": server.engine.front.kind, "max_ranks": args.max_ranks, "active_ranks": args.ranks,
              "backend": server.engine.world.backend, "startup_s": round(server.startup_s, 3), "pid": os.getpid(),
              "token_file": str(token_path) if token_path else None}
     print(json.dumps(ready), flush=True)                     # one line on stdout: scripts wait for it

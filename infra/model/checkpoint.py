@@ -16,7 +16,7 @@ from docassay.infra.model.moe import MoEConfig, ProposalRanker
 if TYPE_CHECKING:
     from docassay.infra.model.layout import LayoutReader
 
-__all__ = ["save", "load", "FORMAT", "save_layout", "load_layout", "LAYOUT_FORMAT"]
+__all__ = ["save", "load", "FORMAT", "save_layout", "load_layout", "LAYOUT_FORMAT", "KINDS", "kind_of", "load_any"]
 
 FORMAT = "docassay-ranker/1"
 
@@ -73,3 +73,30 @@ def load_layout(path: str | Path) -> tuple["LayoutReader", dict[str, Any]]:
     model.load_state_dict({k: v.float() if v.is_floating_point() else v for k, v in blob["state"].items()})
     model.eval()
     return model, dict(blob.get("meta") or {})
+
+
+KINDS = {FORMAT: "ranker", LAYOUT_FORMAT: "layout"}
+"""Checkpoint format -> the model's kind (what `docassay model serve --model` names)."""
+
+
+def kind_of(path: str | Path) -> str:
+    """"ranker" or "layout", read from the file's own format; ConfigError for a missing or foreign file."""
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(f"model weights not found: {path}", setting="model_weights")
+    try:
+        blob = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as exc:                       # noqa: BLE001  pickle, zip and EOF errors alike: not a checkpoint
+        raise ConfigError(f"{path} cannot be read as a checkpoint: {type(exc).__name__}: {exc}",
+                          setting="model_weights") from exc
+    kind = KINDS.get(str(blob.get("format"))) if isinstance(blob, dict) else None
+    if kind is None:
+        raise ConfigError(f"{path} is not a docassay checkpoint (one of {', '.join(KINDS)})", setting="model_weights")
+    return kind
+
+
+def load_any(path: str | Path) -> tuple[str, Any, dict[str, Any]]:
+    """(kind, model in eval mode, metadata) for a ranker or a layout checkpoint."""
+    kind = kind_of(path)
+    model, meta = load(path) if kind == "ranker" else load_layout(path)
+    return kind, model, meta

@@ -124,6 +124,14 @@ class LayoutDoc:
     def n_fields(self) -> int:
         return len(self.q_type)
 
+    def first_words(self, k: int) -> "LayoutDoc":
+        """The document cut to its first `k` words (the inputs `collate(..., max_words=k)` reads;
+        targets are not kept)."""
+        if k >= self.n_words:
+            return self
+        return LayoutDoc(self.ids[:int(self.id_start[k])], self.id_start[:k + 1], self.pos[:k], self.flags[:k],
+                         self.xy[:k], self.q_ids, self.q_start, self.q_type, doc_id=self.doc_id)
+
 
 @dataclass
 class LayoutBatch:
@@ -287,35 +295,46 @@ class LayoutReader(nn.Module):
         cfg = self.cfg
         mode = mode or cfg.routing
         capacity = cfg.capacity if capacity is None else capacity
+        x, rel = self.embed_words(b)                                              # [B, T, d], [B, T, T]
         B, T = b.mask.shape
-        emb = torch.zeros(B, T, cfg.d_model)
-        emb[b.mask] = self.embed(b.ids, b.offsets)                                # [B, T, d]
-        for i, e in enumerate(self.pos):
-            emb = emb + e(b.pos[..., i])
-        x = self.drop(self.ln_in(emb + self.flags(b.flags)))                      # [B, T, d]
-        rel = self.relative(b.xy)                                                 # [B, T, T]
         doc = torch.arange(B).view(B, 1).expand(B, T)[b.mask]                     # [M] non-decreasing
         routings: list[Routing] = []
         for block in self.blocks:
             x, r = block(x, rel, b.mask, doc, mode, cfg.top_k, capacity)
             if r is not None:
                 routings.append(r)
+        begin, end = self.read_out(x, b)
+        bal = x.new_zeros(())
+        if mode == "token":
+            for r in routings:
+                bal = bal + load_balancing_loss(r.probs, r.expert_idx.view(r.probs.shape[0], -1), cfg.n_experts)
+        return LayoutOutput(begin, end, bal, routings)
+
+    def embed_words(self, b: LayoutBatch) -> tuple[torch.Tensor, torch.Tensor]:
+        """The first hidden states x [B, T, d] and the offset buckets rel [B, T, T]. The model server
+        calls this and `read_out` too, so both compute the same bits."""
+        B, T = b.mask.shape
+        emb = torch.zeros(B, T, self.cfg.d_model)
+        emb[b.mask] = self.embed(b.ids, b.offsets)                                # [B, T, d]
+        for i, e in enumerate(self.pos):
+            emb = emb + e(b.pos[..., i])
+        x = self.drop(self.ln_in(emb + self.flags(b.flags)))                      # [B, T, d]
+        return x, self.relative(b.xy)
+
+    def read_out(self, x: torch.Tensor, b: LayoutBatch) -> tuple[torch.Tensor, torch.Tensor]:
+        """(begin [B, F, T+1] logits, last slot absent; end [B, F, T]) from the last hidden states x."""
         h = self.ln_f(x)                                                          # [B, T, d]
         q = self.queries(b.q_ids, b.q_offsets, b.q_type)                          # [B, F, d]
         ctx, _ = self.cross(q, h, h, key_padding_mask=~b.mask, need_weights=False)
         q = q + ctx                                                               # [B, F, d]
-        scale = 1 / math.sqrt(cfg.d_model)
+        scale = 1 / math.sqrt(self.cfg.d_model)
         begin = torch.einsum("bfd,btd->bft", q, self.w_begin(h)) * scale          # [B, F, T]
         end = torch.einsum("bfd,btd->bft", q, self.w_end(h)) * scale              # [B, F, T]
         pad = ~b.mask[:, None, :]
         begin = begin.masked_fill(pad, float("-inf"))
         end = end.masked_fill(pad, float("-inf"))
         null = self.null(q)                                                       # [B, F, 1]
-        bal = x.new_zeros(())
-        if mode == "token":
-            for r in routings:
-                bal = bal + load_balancing_loss(r.probs, r.expert_idx.view(r.probs.shape[0], -1), cfg.n_experts)
-        return LayoutOutput(torch.cat([begin, null], -1), end, bal, routings)
+        return torch.cat([begin, null], -1), end
 
     @staticmethod
     def relative(xy: torch.Tensor) -> torch.Tensor:

@@ -1,9 +1,12 @@
-"""The MoE ranker served with elastic expert parallelism (`docassay model serve|scale|status`).
+"""The MoE models (the ranker, the layout reader) served with elastic expert parallelism
+(`docassay model serve|scale|status`).
 
     placement.py   pure planning: replicas, placement, moves (tensor -> tensor)
     comm.py        the one world, its active groups (created once), message layouts, memory figures
     shard.py       the expert copies a rank holds; moving copies between ranks
     front.py       rank 0's forward: dense layers and routers, token rows to the experts' ranks and back
+                   (`ExpertFront` runs one MoE layer across the ranks; `FrontModel` is the ranker's)
+    layout_front.py  the layout reader's forward around the same MoE layer (one document at a time)
     reconfig.py    the scale state machine (rank 0) and its mirror on the workers
     recovery.py    a lost rank: the survivors re-form the world, the lost experts come back
     worker.py      the loop of ranks 1..M-1

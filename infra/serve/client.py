@@ -2,6 +2,7 @@
 
     client = ModelClient("http://127.0.0.1:8765")
     scores = client.score([(ids, id_start, num), ...])     # float32 [N_i] per document, bit for bit
+    spans = client.read([layout_doc, ...])                   # a layout server: (begin, end) logits per document
     client.status()                                          # ServerStatus
     client.scale(2, token=...)                               # ReconfigReport as a dict
 
@@ -23,7 +24,7 @@ import numpy as np
 
 from docassay.infra.serve.errors import RequestTimeout, ServeError, ServerBusy, ServerUnavailable, for_status
 from docassay.infra.serve.status import ServerStatus
-from docassay.infra.serve.wire import decode_array, encode_doc
+from docassay.infra.serve.wire import decode_array, decode_spans, encode_doc, encode_layout_doc
 
 __all__ = ["ModelClient", "MODEL_URL_ENV", "DEFAULT_URL"]
 
@@ -56,6 +57,18 @@ class ModelClient:
         if not isinstance(scores, list) or len(scores) != len(docs):
             raise ServeError("malformed answer from the model server", status=502)
         return [decode_array(s, "float32", 1, "scores") for s in scores]
+
+    def read(self, docs: Sequence, *, timeout_s: float | None = None) -> list[tuple[np.ndarray, np.ndarray]]:
+        """A layout server's reading of each `infra.model.layout.LayoutDoc`: (begin [F, N+1] logits, the
+        last column "absent"; end [F, N] logits), the in-process `LayoutReader`'s bits."""
+        timeout = timeout_s or self.timeout_s
+        body = {"documents": [encode_layout_doc(d) for d in docs], "timeout_s": timeout}
+        out = self._call("POST", "/v1/score", body, timeout_s=timeout)
+        spans = out.get("spans")
+        if not isinstance(spans, list) or len(spans) != len(docs):
+            raise ServeError("malformed answer from the model server (a ranker server answers 'scores', "
+                             "a layout server 'spans')", status=502)
+        return [decode_spans(s, f"spans[{i}]") for i, s in enumerate(spans)]
 
     def score_one(self, ids: np.ndarray, id_start: np.ndarray, num: np.ndarray) -> np.ndarray:
         return self.score([(ids, id_start, num)])[0]

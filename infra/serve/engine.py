@@ -36,7 +36,7 @@ import torch
 
 from docassay.infra.serve.comm import Ctl, World, memory_stats
 from docassay.infra.serve.errors import RequestTimeout, ServeError, ServerBusy, ServerUnavailable, WeightsUnreadable
-from docassay.infra.serve.front import DocInput, FrontModel
+from docassay.infra.serve.front import ExpertFront
 from docassay.infra.serve.placement import EMPTY, holders
 from docassay.infra.serve.reconfig import PlanSettings, RankMemory, ReconfigReport, Reconfiguration
 from docassay.infra.serve.recovery import ReformPlan, gather_placement, reform, restore_missing, row_width
@@ -68,11 +68,11 @@ class EngineOptions:
 
 @dataclass
 class _Request:
-    docs: list[DocInput]
+    docs: list                               # a front's inputs (each with n_tokens)
     deadline: float
     n_tokens: int
     done: threading.Event = field(default_factory=threading.Event)
-    result: list[np.ndarray] | None = None
+    result: list | None = None
     error: ServeError | None = None
     abandoned: bool = False
 
@@ -88,8 +88,15 @@ class _Control:
     error: ServeError | None = None
 
 
+def _numpy(result):
+    """A front's result (a tensor, or a tuple of them) as float32 numpy arrays."""
+    if isinstance(result, tuple):
+        return tuple(_numpy(r) for r in result)
+    return result.numpy().astype(np.float32, copy=False)
+
+
 class Engine:
-    def __init__(self, world: World, front: FrontModel, shard: ExpertShard, model: ModelInfo,
+    def __init__(self, world: World, front: ExpertFront, shard: ExpertShard, model: ModelInfo,
                  options: EngineOptions, procs: list | None = None) -> None:
         self.world, self.front, self.shard = world, front, shard
         self.model_info = model
@@ -133,8 +140,9 @@ class Engine:
 
     # -- called from other threads ------------------------------------------------------------------
 
-    def submit(self, docs: list[DocInput], timeout_s: float | None = None) -> list[np.ndarray]:
-        """Scores per document (float32 [N_i]); blocks until served. Raises ServerBusy when the queue
+    def submit(self, docs: list, timeout_s: float | None = None) -> list:
+        """One result per document (the ranker: scores float32 [N_i]; the layout reader: a (begin, end)
+        pair of logits, see `layout_front`); blocks until served. Raises ServerBusy when the queue
         is full, ServerUnavailable when the server is not serving, RequestTimeout past the deadline."""
         timeout = self.o.request_timeout_s if timeout_s is None else min(timeout_s, self.o.request_timeout_s)
         req = _Request(docs, time.perf_counter() + timeout, sum(d.n_tokens for d in docs))
@@ -387,7 +395,7 @@ class Engine:
         probs, stats = result
         dt = time.perf_counter() - t0
         self._last_comm = time.perf_counter()
-        out = [p.numpy().astype(np.float32, copy=False) for p in probs]
+        out = [_numpy(p) for p in probs]
         n_tokens = sum(d.n_tokens for d in docs)
         with self._cv:
             if stats.rows_per_expert:
@@ -409,7 +417,7 @@ class Engine:
             i += len(req.docs)
             req.done.set()
 
-    def _forward(self, docs: list[DocInput]):
+    def _forward(self, docs: list):
         """(probs, stats), or (None, why) when an exchange failed."""
         try:
             return self.front.forward(self.world, self.active, self.shard, self.where, docs), None
@@ -496,8 +504,8 @@ class Engine:
 
     def _read_experts(self) -> list:
         """Every expert of every MoE layer, read again from the weights file."""
-        from docassay.infra.model.checkpoint import load
-        model, _ = load(self.model_info.weights)
+        from docassay.infra.model.checkpoint import load_any
+        _, model, _ = load_any(self.model_info.weights)
         return [model.blocks[i].ffn.experts for i in self.front.moe_layers]
 
     def _recover(self, dead: list[int], why: str, seen_by: str) -> bool:

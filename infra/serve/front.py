@@ -13,6 +13,10 @@ Per MoE layer, for a batch of documents (each its own routing group, as in the s
         ◀─ expert outputs ─  combined per document exactly as `Experts.forward` does:
         out_i = Σ_e (in expert order) index_add(y_e * gate)      x_i = x_i + out_i
 
+`ExpertFront.moe_layer` is that exchange for any model whose feed-forward layers are `moe.MoE`;
+`FrontModel` (the ranker) and `layout_front.LayoutFront` (the layout reader) run their dense parts
+around it, and a reconfiguration, the placement and the recovery never know which model it is.
+
 Bitwise equal to `ProposalRanker` on one document: every matrix product has the shape it has in
 the single-process model (one document, one expert: the same rows in the same order), and the
 combination adds in the same order. Which copy of a replicated expert runs a document does not
@@ -26,11 +30,11 @@ import numpy as np
 import torch
 import torch.distributed as dist
 
-from docassay.infra.model.moe import MLP, MoE, ProposalRanker
+from docassay.infra.model.moe import MLP, MoE
 from docassay.infra.serve.comm import Op, Tag, World
 from docassay.infra.serve.shard import ExpertShard
 
-__all__ = ["DocInput", "FrontModel", "BatchStats"]
+__all__ = ["DocInput", "ExpertFront", "FrontModel", "BatchStats"]
 
 
 @dataclass
@@ -63,10 +67,17 @@ class _Segment:
     y: torch.Tensor | None = field(default=None, repr=False)
 
 
-class FrontModel:
-    """The ranker without its experts (they live in `ExpertShard`s across the ranks)."""
+class ExpertFront:
+    """What every served model shares: its MoE layers' experts taken out into `ExpertShard`s, and one
+    MoE layer run across the ranks (`moe_layer`). A model's front (`FrontModel` for the ranker,
+    `layout_front.LayoutFront` for the layout reader) runs its own dense parts around it.
 
-    def __init__(self, model: ProposalRanker, device: torch.device) -> None:
+    `forward(world, active, shard, where, docs)` -> (one result per document, BatchStats); a result
+    is a CPU tensor or a tuple of them (the engine hands them on as numpy arrays)."""
+
+    kind = ""
+
+    def __init__(self, model, device: torch.device) -> None:
         self.model = model.to(device).eval()
         self.cfg = model.cfg
         self.device = device
@@ -81,58 +92,44 @@ class FrontModel:
             del moe.experts
         return out
 
-    @torch.no_grad()
     def forward(self, world: World, active: int, shard: ExpertShard, where: list[list[list[tuple[int, int]]]],
-                docs: list[DocInput]) -> tuple[list[torch.Tensor], BatchStats]:
-        """sigmoid(logit) [N_i] per document, and what each rank and expert ran.
+                docs: list) -> tuple[list, BatchStats]:
+        raise NotImplementedError
 
-        `where[l][e]` lists the (rank, slot) copies of expert e of MoE layer l among the `active` ranks.
-        """
-        m, cfg = self.model, self.cfg
-        mode, top_k, capacity = cfg.routing, cfg.top_k, cfg.capacity
-        rows_rank = [0] * world.size
-        rows_expert: list[list[int]] = []
-        xs, nums = [], []
-        for d in docs:
-            ids = torch.from_numpy(d.ids).to(self.device)
-            offs = torch.from_numpy(d.id_start[:-1]).to(self.device)
-            num = torch.from_numpy(d.num).to(self.device)
-            nums.append(num)
-            xs.append(m.ln_in(m.embed(ids, offs) + m.numeric(num)))                     # [N_i, d]
-        moe_index = 0
-        for block in m.blocks:
-            if isinstance(block.ffn, MLP):
-                xs = [x + block.ffn(block.ln(x)) for x in xs]
-                continue
-            lns = [block.ln(x) for x in xs]
-            segs: list[_Segment] = []
-            counts = [0] * cfg.n_experts
-            for i, h in enumerate(lns):
-                doc = torch.zeros(h.shape[0], dtype=torch.long, device=self.device)
-                r = block.ffn.router(h, doc, mode, top_k, capacity)
-                order = torch.argsort(r.expert_idx, stable=True)
-                tok, exp_, w = r.token_idx[order], r.expert_idx[order], r.weight[order]  # [M_i]
-                start = 0
-                for e, n_e in enumerate(torch.bincount(exp_, minlength=cfg.n_experts).tolist()):
-                    if n_e:
-                        segs.append(_Segment(i, e, tok[start:start + n_e], w[start:start + n_e]))
-                        counts[e] += n_e
-                    start += n_e
-            self._assign(segs, where[moe_index], rows_rank)
-            self._run(world, active, shard, moe_index, lns, segs)
-            per_doc: list[list[_Segment]] = [[] for _ in xs]
-            for s in segs:                                                              # in expert order per document
-                per_doc[s.doc].append(s)
-            for i, (x, h) in enumerate(zip(xs, lns)):
-                out = torch.zeros_like(h)                                                # [N_i, d]
-                for s in per_doc[i]:
-                    assert s.y is not None                                               # _run computed every segment
-                    out.index_add_(0, s.tokens, s.y * s.gate[:, None].to(s.y.dtype))
-                xs[i] = x + out
-            rows_expert.append(counts)
-            moe_index += 1
-        probs = [torch.sigmoid(m.output(x, num)[0]).cpu() for x, num in zip(xs, nums)]
-        return probs, BatchStats(rows_rank, rows_expert)
+    def moe_layer(self, world: World, active: int, shard: ExpertShard, where: list[list[tuple[int, int]]],
+                  moe: MoE, moe_index: int, lns: list[torch.Tensor], rows_rank: list[int]) -> tuple[list[torch.Tensor], list[int]]:
+        """One MoE layer over documents whose normalised inputs are `lns` [N_i, d] (each document its own
+        routing group): the router here, each (document, expert) segment on one copy of its expert
+        (`where[e]`: its (rank, slot) copies), combined per document exactly as `Experts.forward` does.
+        Returns the layer's outputs [N_i, d] and the rows per expert; adds the rows each rank ran to
+        `rows_rank`."""
+        cfg = self.cfg
+        segs: list[_Segment] = []
+        counts = [0] * cfg.n_experts
+        for i, h in enumerate(lns):
+            doc = torch.zeros(h.shape[0], dtype=torch.long, device=self.device)
+            r = moe.router(h, doc, cfg.routing, cfg.top_k, cfg.capacity)
+            order = torch.argsort(r.expert_idx, stable=True)
+            tok, exp_, w = r.token_idx[order], r.expert_idx[order], r.weight[order]      # [M_i]
+            start = 0
+            for e, n_e in enumerate(torch.bincount(exp_, minlength=cfg.n_experts).tolist()):
+                if n_e:
+                    segs.append(_Segment(i, e, tok[start:start + n_e], w[start:start + n_e]))
+                    counts[e] += n_e
+                start += n_e
+        self._assign(segs, where, rows_rank)
+        self._run(world, active, shard, moe_index, lns, segs)
+        per_doc: list[list[_Segment]] = [[] for _ in lns]
+        for s in segs:                                                                  # in expert order per document
+            per_doc[s.doc].append(s)
+        outs = []
+        for i, h in enumerate(lns):
+            out = torch.zeros_like(h)                                                    # [N_i, d]
+            for s in per_doc[i]:
+                assert s.y is not None                                                   # _run computed every segment
+                out.index_add_(0, s.tokens, s.y * s.gate[:, None].to(s.y.dtype))
+            outs.append(out)
+        return outs, counts
 
     @staticmethod
     def _assign(segs: list[_Segment], where: list[list[tuple[int, int]]], rows_rank: list[int]) -> None:
@@ -182,3 +179,39 @@ class FrontModel:
                 n = s.tokens.numel()
                 s.y = out[start:start + n]
                 start += n
+
+
+class FrontModel(ExpertFront):
+    """The ranker without its experts (they live in `ExpertShard`s across the ranks)."""
+
+    kind = "ranker"
+
+    @torch.no_grad()
+    def forward(self, world: World, active: int, shard: ExpertShard, where: list[list[list[tuple[int, int]]]],
+                docs: list[DocInput]) -> tuple[list[torch.Tensor], BatchStats]:
+        """sigmoid(logit) float32 [N_i] per document, and what each rank and expert ran.
+
+        `where[l][e]` lists the (rank, slot) copies of expert e of MoE layer l among the `active` ranks.
+        """
+        m = self.model
+        rows_rank = [0] * world.size
+        rows_expert: list[list[int]] = []
+        xs, nums = [], []
+        for d in docs:
+            ids = torch.from_numpy(d.ids).to(self.device)
+            offs = torch.from_numpy(d.id_start[:-1]).to(self.device)
+            num = torch.from_numpy(d.num).to(self.device)
+            nums.append(num)
+            xs.append(m.ln_in(m.embed(ids, offs) + m.numeric(num)))                     # [N_i, d]
+        moe_index = 0
+        for block in m.blocks:
+            if isinstance(block.ffn, MLP):
+                xs = [x + block.ffn(block.ln(x)) for x in xs]
+                continue
+            lns = [block.ln(x) for x in xs]
+            outs, counts = self.moe_layer(world, active, shard, where[moe_index], block.ffn, moe_index, lns, rows_rank)
+            xs = [x + out for x, out in zip(xs, outs)]
+            rows_expert.append(counts)
+            moe_index += 1
+        probs = [torch.sigmoid(m.output(x, num)[0]).cpu() for x, num in zip(xs, nums)]
+        return probs, BatchStats(rows_rank, rows_expert)

@@ -3,6 +3,7 @@
     GET  /v1/health                 {"state": ...}; 200 while serving, scaling or recovering, 503 otherwise
     GET  /v1/status[?refresh=1]     `ServerStatus` as JSON (refresh: ask every rank for its memory first)
     POST /v1/score                  {"documents": [doc, ...]} -> {"scores": [float32 [N_i], ...]}  (wire.py)
+                                    a layout reader: {"documents": [layout doc, ...]} -> {"spans": [{"begin", "end"}, ...]}
     POST /v1/demand                 {"tokens": n, "ttl_s": s}: work a client expects to send  (token)
     POST /v1/admin/scale            {"ranks": K, "wait": true} -> the reconfiguration report     (token)
     POST /v1/admin/shutdown                                                                     (token)
@@ -27,7 +28,7 @@ from typing import Any, Callable
 
 from docassay.infra.serve.engine import Engine
 from docassay.infra.serve.errors import BadRequest, ServeError, ServerBusy, Unauthorized
-from docassay.infra.serve.wire import decode_doc, encode_array
+from docassay.infra.serve.wire import decode_doc, decode_layout_doc, encode_array, encode_spans
 
 __all__ = ["ModelHTTPServer", "HttpLimits"]
 
@@ -39,6 +40,7 @@ class HttpLimits:
     max_small_body_bytes = 64 * 1024       # every other endpoint: a few small JSON fields
     max_documents = 256            # per request
     max_tokens = 200_000           # per document
+    max_words = 4096               # per layout document (attention is quadratic; the scorer reads 3000)
     idle_timeout_s = 120.0         # a keep-alive connection with no request is closed after this
 
 
@@ -56,7 +58,15 @@ class ModelHTTPServer(ThreadingHTTPServer):
         self.admin_token = admin_token
         self.on_shutdown = on_shutdown
         cfg = engine.front.cfg
-        self.n_buckets, self.n_numeric = cfg.n_buckets, cfg.n_numeric
+        self.kind = engine.front.kind
+        self.decode: Callable[[Any, int], Any]
+        self.answer: Callable[[list], dict[str, Any]]
+        if self.kind == "layout":                     # words and field queries in, span logits out
+            self.decode = lambda d, i: decode_layout_doc(d, cfg.n_buckets, cfg.n_flags, HttpLimits.max_words, i)
+            self.answer = lambda results: {"spans": [encode_spans(r) for r in results]}
+        else:                                         # the ranker: proposal features in, scores out
+            self.decode = lambda d, i: decode_doc(d, cfg.n_buckets, cfg.n_numeric, HttpLimits.max_tokens, i)
+            self.answer = lambda results: {"scores": [encode_array(p) for p in results]}
 
     @property
     def url(self) -> str:
@@ -117,12 +127,11 @@ class _Handler(BaseHTTPRequestHandler):
         if len(docs) > HttpLimits.max_documents:
             raise BadRequest(f"at most {HttpLimits.max_documents} documents per request", status=413)
         s = self.server
-        parsed = [decode_doc(d, s.n_buckets, s.n_numeric, HttpLimits.max_tokens, i) for i, d in enumerate(docs)]
+        parsed = [s.decode(d, i) for i, d in enumerate(docs)]
         timeout = body.get("timeout_s")
         if timeout is not None and not (isinstance(timeout, (int, float)) and timeout > 0):
             raise BadRequest("timeout_s must be a positive number")
-        scores = s.engine.submit(parsed, timeout)
-        return 200, {"scores": [encode_array(p) for p in scores]}
+        return 200, s.answer(s.engine.submit(parsed, timeout))
 
     def _demand(self) -> tuple[int, Any]:
         self._authorize()

@@ -6,8 +6,9 @@
 
 Start-up order: the worker processes are started first (forked while this process has one thread
 and no CUDA context; otherwise through a fork server), then every rank joins the world and creates
-the active groups; rank 0 reads the checkpoint, keeps the dense layers and routers, holds every
-expert at first, and tells the workers the expert shape. The initial placement for N ranks is then
+the active groups; rank 0 reads the checkpoint (a ranker or a layout reader: the file's own format
+says which, `FRONTS` names the front that runs its dense part), keeps the dense layers and routers,
+holds every expert at first, and tells the workers the expert shape. The initial placement for N ranks is then
 made by the same `Reconfiguration` a later scale uses (1 -> N), so start-up exercises that path too.
 """
 from __future__ import annotations
@@ -29,23 +30,27 @@ from docassay.infra.errors import ConfigError
 from docassay.infra.serve.autoscale import AutoscalePolicy, Autoscaler
 from docassay.infra.serve.comm import init_world, release_memory
 from docassay.infra.serve.engine import Engine, EngineOptions
-from docassay.infra.serve.front import FrontModel
+from docassay.infra.serve.front import ExpertFront, FrontModel
 from docassay.infra.serve.http import ModelHTTPServer
+from docassay.infra.serve.layout_front import LayoutFront
 from docassay.infra.serve.shard import ExpertShard
 from docassay.infra.serve.status import ModelInfo
 from docassay.infra.serve.worker import receive_shape, worker_main
 
-__all__ = ["ServeOptions", "Server", "start", "resolve_admin_token", "ADMIN_TOKEN_ENV", "default_token_file"]
+__all__ = ["ServeOptions", "Server", "start", "resolve_admin_token", "ADMIN_TOKEN_ENV", "default_token_file", "FRONTS"]
 
 log = logging.getLogger("docassay.serve")
 
 ADMIN_TOKEN_ENV = "DOCASSAY_ADMIN_TOKEN"
 RENDEZVOUS_HOST = "127.0.0.1"       # the workers are children of this process
+FRONTS: dict[str, type[ExpertFront]] = {"ranker": FrontModel, "layout": LayoutFront}
+"""A checkpoint's kind (`infra.model.checkpoint.kind_of`) -> the front that serves it."""
 
 
 @dataclass
 class ServeOptions:
     weights: Path
+    model: str | None = None          # "ranker" | "layout": the kind the weights must be (None: whatever they are)
     max_ranks: int = 4
     ranks: int = 1
     host: str = "127.0.0.1"
@@ -107,6 +112,10 @@ def start(opts: ServeOptions) -> Server:
     weights = Path(opts.weights)
     if not weights.is_file():
         raise ConfigError(f"model weights not found: {weights}", setting="model_weights")
+    from docassay.infra.model.checkpoint import kind_of
+    kind = kind_of(weights)                       # before any process starts: a foreign file is a clear error
+    if opts.model is not None and opts.model != kind:
+        raise ConfigError(f"--model {opts.model}: {weights} holds a {kind} checkpoint", setting="model")
     t0 = time.perf_counter()
     port = _free_port(RENDEZVOUS_HOST)
     fork = threading.active_count() == 1 and not torch.cuda.is_initialized() and not torch.cuda.is_available()
@@ -121,9 +130,9 @@ def start(opts: ServeOptions) -> Server:
     try:
         torch.set_num_threads(opts.threads_per_rank)
         world = init_world(0, opts.max_ranks, RENDEZVOUS_HOST, port, timeout_s=opts.collective_timeout_s)
-        from docassay.infra.model.checkpoint import load
-        model, meta = load(weights)
-        front = FrontModel(model, world.device)
+        from docassay.infra.model.checkpoint import load_any
+        _, model, meta = load_any(weights)
+        front = FRONTS[kind](model, world.device)
         cfg = front.cfg
         experts = front.take_experts()
         shard = ExpertShard(len(experts), cfg.d_model, cfg.d_expert, world.device)
@@ -131,7 +140,7 @@ def start(opts: ServeOptions) -> Server:
         del experts
         release_memory(world.device)
         receive_shape(world, [len(front.moe_layers), cfg.d_model, cfg.d_expert, cfg.n_experts])
-        info = ModelInfo(str(weights.resolve()), cfg.to_json(), meta.get("feature_version"), shard.numel * 4)
+        info = ModelInfo(str(weights.resolve()), cfg.to_json(), meta.get("feature_version"), shard.numel * 4, kind)
         engine = Engine(world, front, shard, info, opts.engine, procs)
         httpd = ModelHTTPServer((opts.host, opts.port), engine, opts.admin_token)     # bind before scaling
         engine.scale_now(opts.ranks)

@@ -14,6 +14,7 @@ class ModelInfo:
     config: dict[str, Any]
     feature_version: int | None
     expert_bytes: int                      # one copy of one expert
+    kind: str = "ranker"                   # ranker | layout (the checkpoint's format)
 
 
 @dataclass
@@ -90,6 +91,7 @@ def format_status(s: ServerStatus) -> str:
     lines = [f"state {s.state}, {s.active_ranks} of {s.max_ranks} ranks active ({s.backend}), "
              f"up {s.uptime_s:.0f} s, {s.counters.documents} documents / {s.counters.tokens} tokens served, "
              f"{s.tokens_per_s:.0f} tokens/s recently"]
+    lines.append(f"model {s.model.kind} {s.model.weights} ({s.model.expert_bytes / 2**20:.2f} MiB per expert)")
     lines.append(f"queue {s.queue_documents} documents ({s.queue_tokens} tokens), in flight {s.in_flight_documents}; "
                  f"busy {s.counters.rejected_busy}, timeouts {s.counters.timeouts}, failed {s.counters.failed}")
     if s.scale_in_progress:

@@ -33,9 +33,9 @@ RULES = ROOT / "examples/invoices/rules"
 COMPARED = ("status", "sha256", "record", "provenance", "attempts", "model_tokens", "repairs")
 
 
-def _run(sources: list[str], scorer, home: Path, dsn: str) -> dict[str, dict]:
+def _run(sources: list[str], scorer, home: Path, dsn: str, generator: str = "model") -> dict[str, dict]:
     settings = Settings.load(home=home, db=dsn, concurrency=1)
-    job = Job(schema=load_schema(SCHEMA), rules=load_rule_pack(RULES), settings=settings, generator="model")
+    job = Job(schema=load_schema(SCHEMA), rules=load_rule_pack(RULES), settings=settings, generator=generator)
     job.scorer = scorer
     with open_context(settings) as ctx:
         rows = run_batch(sources, job, ctx, concurrency=1)
@@ -113,6 +113,74 @@ def test_pipeline_batch_against_a_scaling_server_equals_in_process(tmp_path: Pat
     assert len(scales) >= 2, "the server scaled while the batch ran"
     assert all(s["phase"] == "done" for s in scales)
     assert status.counters.failed == 0 and status.counters.timeouts == 0
+    assert any(row["model_tokens"]["input"] > 0 for row in local.values()), "the model was called"
+    assert set(remote) == set(local)
+    for src in sources:
+        assert remote[src] == local[src], src
+
+
+def test_pipeline_with_the_layout_reader_against_a_scaling_server_equals_in_process(tmp_path: Path, pg_dsn: str) -> None:
+    """`--generator layout --model-url URL` against `docassay model serve --model layout` (the shipped
+    layout.pt) while it scales 1 -> 2 -> 3 -> 2 -> 1: the rows of the in-process layout scorer."""
+    from docassay.extractors.instructions.layout_scorer import DEFAULT_LAYOUT_WEIGHTS, LayoutScorer
+    from docassay.extractors.synth import generate, to_pdf
+    from docassay.flows.job_options import JobOptions
+    from docassay.flows.jobs import _scorer
+    from docassay.flows.remote_scorer import RemoteLayoutScorer
+    from docassay.infra.model.checkpoint import load_layout
+
+    folder = tmp_path / "in"
+    folder.mkdir()
+    for sd in generate(2, 2, kind="invoice", seed=6, split="dev"):
+        (folder / f"{sd.doc_id}.pdf").write_bytes(to_pdf(sd))
+    sources = collect_sources([str(folder)], skip=ground_truth_sidecar)
+
+    threads_before = torch.get_num_threads()
+    torch.set_num_threads(1)                    # the server's ranks run with one thread each
+    try:
+        model, meta = load_layout(DEFAULT_LAYOUT_WEIGHTS)
+        with fresh_database(pg_dsn) as dsn:
+            local = _run(sources, LayoutScorer(model, meta, DEFAULT_LAYOUT_WEIGHTS), tmp_path / "home-local", dsn,
+                         "layout")
+    finally:
+        torch.set_num_threads(threads_before)
+
+    srv = ServerProcess(DEFAULT_LAYOUT_WEIGHTS, max_ranks=3, ranks=1, token="t0ken", extra=("--model", "layout"),
+                        log=tmp_path / "server.log")
+    done = threading.Event()
+    scales: list[dict] = []
+    errors: list[str] = []
+
+    def scale_forever() -> None:
+        admin = srv.client()
+        for k in itertools.cycle((2, 3, 2, 1)):
+            if done.wait(0.3):
+                return
+            try:
+                scales.append(admin.scale(k))
+            except ServeError as exc:
+                errors.append(f"scale {k}: {exc}")
+                return
+
+    scaler = threading.Thread(target=scale_forever)
+    try:
+        scorer = _scorer(JobOptions(schema=str(SCHEMA), generator="layout", model_url=srv.url))  # as `extract` builds it
+        assert isinstance(scorer, RemoteLayoutScorer)
+        scaler.start()
+        with fresh_database(pg_dsn) as dsn:
+            remote = _run(sources, scorer, tmp_path / "home-remote", dsn, "layout")
+        done.set()
+        scaler.join(120)
+        status = srv.client().status()
+    finally:
+        done.set()
+        assert srv.stop() == 0, srv.log.read_text()[-3000:]
+
+    assert errors == []
+    assert len(scales) >= 2, "the server scaled while the batch ran"
+    assert all(s["phase"] == "done" for s in scales)
+    assert status.model.kind == "layout" and status.counters.failed == 0 and status.counters.timeouts == 0
+    assert status.counters.documents > 0
     assert any(row["model_tokens"]["input"] > 0 for row in local.values()), "the model was called"
     assert set(remote) == set(local)
     for src in sources:
