@@ -39,9 +39,10 @@ NAME_CONCEPTS = ("company", "seller_name", "buyer_name")
 MAX_NAME_LINES = 3          # a name printed over at most this many lines
 MAX_ADDRESS_LINES = 8       # an address over at most this many (the instruction schema allows 12)
 MAX_ADDRESS_UP = 3          # lines an address start may move up to take in its first lines
-MAX_ADDRESS_DOWN = 2        # lines it may move down, off a registration or label line
+MAX_ADDRESS_DOWN = 3       # lines it may move down, off registration / label lines
 LINE_GAP_EM = 1.5           # the executor's gap between the lines of one value (`_gather_lines`)
 MIN_ADDRESS_EVIDENCE = 0.25  # address words, a house number with a comma, a postcode
+_SKIPPABLE = ("registration", "key-value", "empty")   # lines between a name and its address
 
 _CONTINUATION_START = re.compile(
     r"(?i)^\s*(?:&|\+|and\b|und\b|et\b|y\b|en\b|of\b|co\b\.?|company\b|sdn\b|bhd\b|s/b\b|ltd\b|limited\b|gmbh\b|ag\b|"
@@ -243,19 +244,28 @@ def _address_rule(ix: DocIndex, p: Proposal, rule: FieldRule, locale: Locale) ->
     if (start.seg_start, start.seg_end) != (0, len(seg.text)):
         return cleaned                           # "Address: 1 Main St": beside its label, as chosen
     moved = False
-    for _ in range(MAX_ADDRESS_DOWN):            # off a registration / label line onto the address
-        if not not_address(norm.clean_address(start.text)):
-            break
-        down = _neighbour(ix, start.page, start.line, start.bbox, start.bbox.x0, 1)
-        if down is None or not_address(norm.clean_address(down.text)) or \
-                address_evidence(down.text) < MIN_ADDRESS_EVIDENCE:
-            break
-        start, moved = _seg_span(down), True
+    if not_address(norm.clean_address(start.text)):
+        # Off a registration / tax id / label line, over any more of them, onto the address.
+        cur = start
+        for _ in range(MAX_ADDRESS_DOWN):
+            down = _neighbour(ix, cur.page, cur.line, cur.bbox, start.bbox.x0, 1)
+            if down is None:
+                break
+            why = not_address(norm.clean_address(down.text))
+            if not why and address_evidence(down.text) >= MIN_ADDRESS_EVIDENCE:
+                start, moved = _seg_span(down), True
+                break
+            if why not in _SKIPPABLE:
+                break
+            cur = _seg_span(down)
     if not not_address(norm.clean_address(start.text)):
         for _ in range(MAX_ADDRESS_UP):          # take in the address's first lines
             up = _neighbour(ix, start.page, start.line, start.bbox, start.bbox.x0, -1)
-            if up is None or not_address(up.text) or address_evidence(up.text) < MIN_ADDRESS_EVIDENCE or \
-                    not any(ch.isdigit() or ch == "," for ch in up.text):
+            if up is None or not_address(up.text):
+                break
+            goes_on = up.text.rstrip().endswith(",")      # "WANGSA LINK, WANGSA MAJU," over "53300 ..."
+            if not goes_on and (address_evidence(up.text) < MIN_ADDRESS_EVIDENCE or
+                                not any(ch.isdigit() or ch == "," for ch in up.text)):
                 break                            # a first line prints a number or a comma ("LEVEL 6, ...")
             start, moved = _seg_span(up), True
     lines = _lines_from(ix, start, MAX_ADDRESS_LINES)

@@ -14,6 +14,7 @@ from typing import Callable, Mapping
 from docassay.extractors import normalize as norm
 from docassay.extractors.document import Document
 from docassay.extractors.instructions import baseline
+from docassay.extractors.instructions.amount_roles import total_priors
 from docassay.extractors.instructions.delimit import refine_rule
 from docassay.extractors.instructions.executor import Extraction, execute, execute_table
 from docassay.extractors.instructions.language import Column, Instructions, Locale, TableRule
@@ -80,7 +81,7 @@ def generate(doc: Document | DocIndex, schema: Mapping[str, object], *, scorer: 
     locale = detect_locale(ix)
     proposals = {s.name: propose(ix, s, locale) for s in specs}
     tokens = TokenCount(*_cost(scorer, ix, specs, proposals))
-    ranked = scorer(ix, specs, proposals)
+    ranked = total_priors(ix, specs, scorer(ix, specs, proposals))
     by_name = {s.name: s for s in specs}
     fields = {name: refine_rule(ix, by_name[name], p, p.rule(by_name[name]), locale) for name, p in assign(specs, ranked).items()}
     table_options = {name: propose_tables(ix, cols, locale) for name, cols in table_specs.items()}
