@@ -125,11 +125,16 @@ def name_continues_above(text: str) -> bool:
     return bool(_CONTINUATION_START.match(t))
 
 
+def _ends_open(text: str) -> bool:
+    """A name line that cannot end there: a connector or an open bracket at its end."""
+    t = text.strip()
+    return t.count("(") > t.count(")") or bool(_CONTINUATION_END.search(t))
+
+
 def name_continues_below(text: str, below: str) -> bool:
     """The name on this line goes on on the next one: it ends with a connector or an open bracket,
     or the next line is the name's legal form ("SDN BHD", "GmbH & Co. KG")."""
-    t = text.strip()
-    if t.count("(") > t.count(")") or _CONTINUATION_END.search(t):
+    if _ends_open(text):
         return _name_like(below)
     b = norm.clean_name(below.strip())
     return bool(_CONTINUATION_START.match(b)) and _name_like(b) and not any(ch.isdigit() for ch in b) \
@@ -216,10 +221,9 @@ def _name_rule(ix: DocIndex, p: Proposal, rule: FieldRule, locale: Locale) -> Fi
         new = FieldRule(rule.type, region_locator(ix, _seg_span(up)), rule.fallbacks, {**rule.normalize, "clean": "name"})
         return new if _reads(ix, new, locale, _seg_span(up), [up.text]) else cleaned
     for _ in range(MAX_NAME_LINES - 1):
-        if not name_continues_above(start.text):
-            break
         up = _neighbour(ix, start.page, start.line, start.bbox, start.bbox.x0, -1)
-        if up is None or not _name_like(up.text):
+        if up is None or not _name_like(up.text) or \
+                not (name_continues_above(start.text) or _ends_open(up.text)):
             break
         start, moved = _seg_span(up), True
     lines = [start.text]

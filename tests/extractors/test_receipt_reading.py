@@ -1,0 +1,133 @@
+"""Reading receipts: names and addresses delimited, registration and phone numbers kept out, the
+total chosen by the role of its label and the arithmetic of the other amounts (hand-written text)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from docassay.extractors import normalize as norm
+from docassay.extractors.instructions import delimit as D
+from docassay.extractors.instructions import values as V
+from docassay.extractors.instructions.amount_roles import amount_role, arithmetic_bonus
+from docassay.extractors.instructions.executor import execute
+from docassay.extractors.instructions.generator import generate
+from docassay.extractors.instructions.language import Instructions, Locale
+from docassay.extractors.spans import DocIndex
+from tests.builders import make_doc
+
+SCHEMA = json.loads((Path(__file__).resolve().parents[2] / "examples" / "receipts" / "schema.json").read_text())
+
+
+@pytest.mark.parametrize("text,want", [
+    ("KEDAI MAJU S/B (123456-X)", "KEDAI MAJU S/B"),
+    ("ACME TRADING SDN BHD(7654321-M)", "ACME TRADING SDN BHD"),
+    ("NORTHWIND (KL) SDN BHD (204311 K)", "NORTHWIND (KL) SDN BHD"),
+    ("Muster GmbH (HRB 123456)", "Muster GmbH"),
+    ("BLUE CO. (M) SDN BHD", "BLUE CO. (M) SDN BHD"),       # (M) is part of the name
+    ("Cafe (2019)", "Cafe (2019)"),                          # a year is not a registration number
+    ("(123456-X)", "(123456-X)"),                            # nothing but the number: left as printed
+])
+def test_clean_name(text, want):
+    assert norm.clean_name(text) == want
+
+
+@pytest.mark.parametrize("text,want", [
+    ("REG NO.: (112233-A) NO 7, JALAN MAWAR 2, 40000 SHAH ALAM", "NO 7, JALAN MAWAR 2, 40000 SHAH ALAM"),
+    ("12 HIGH STREET, 10115 BERLIN 030-12345678", "12 HIGH STREET, 10115 BERLIN"),
+    ("5 RUE VERTE 75001 PARIS TEL: +33 1-4455 6677", "5 RUE VERTE 75001 PARIS"),
+    ("LOT 3, JALAN 4/2 47301", "LOT 3, JALAN 4/2 47301"),        # a postcode is not a phone number
+    ("UNIT 2 (NORTH WING)", "UNIT 2 (NORTH WING)"),
+])
+def test_clean_address(text, want):
+    assert norm.clean_address(text) == want
+
+
+def test_values_clean_override_and_schema():
+    loc = Locale()
+    assert V.normalize("KEDAI MAJU S/B (123456-X)", "text", loc, {"clean": "name"}) == "KEDAI MAJU S/B"
+    assert V.normalize("KEDAI MAJU S/B (123456-X)", "text", loc, {}) == "KEDAI MAJU S/B (123456-X)"
+    assert V.normalize("1 MAIN ST 03-12345678", "text", loc, {"clean": "address"}) == "1 MAIN ST"
+    doc = {"docassay_instructions": 1, "locale": {"decimal": ".", "date_order": "DMY"},
+           "fields": {"company": {"type": "text", "locator": {"by": "region", "bbox": [0, 0, 1, 0.1]},
+                                  "normalize": {"clean": "name"}, "lines": 2}}}
+    assert Instructions.from_json(doc).fields["company"].normalize == {"clean": "name"}
+    doc["fields"]["company"]["normalize"] = {"clean": "phone"}
+    with pytest.raises(Exception):
+        Instructions.from_json(doc)
+
+
+@pytest.mark.parametrize("label,role", [
+    ("TOTAL", "total"), ("ROUNDED TOTAL (RM)", "final"), ("TOTAL INCL. GST 6%", "final"),
+    ("AMOUNT DUE", "final"), ("SUB-TOTAL", "subtotal"), ("TOTAL EXCL. GST", "subtotal"),
+    ("GST 6% INCLUDED IN TOTAL", "tax"), ("TAX TOTAL:", "tax"), ("MwSt 19%", "tax"),
+    ("CHANGE", "change"), ("Rückgeld", "change"), ("CASH", "tendered"), ("VISA CARD", "tendered"),
+    ("ROUNDING ADJ", "rounding"), ("TOTAL QTY", "count"), ("ITEM(S)", "count"), ("DISCOUNT", "discount"),
+    ("THANK YOU", ""),
+])
+def test_amount_role(label, role):
+    assert amount_role(label) == role
+
+
+def test_arithmetic_bonus():
+    roles = {"tendered": [50.0], "change": [7.1], "subtotal": [40.0], "tax": [2.4], "rounding": [0.0]}
+    assert arithmetic_bonus(42.9, roles) > 0                  # 50.00 - 7.10
+    assert arithmetic_bonus(42.4, roles) > 0                  # 40.00 + 2.40
+    assert arithmetic_bonus(2.4, roles) == 0
+    assert arithmetic_bonus(50.0, roles) == 0                 # tendered, with change given back
+
+
+def test_name_and_address_line_tests():
+    assert D.name_continues_above("CO. (M) SDN BHD")
+    assert D.name_continues_above("GARDEN) SDN BHD")
+    assert not D.name_continues_above("NORTHWIND TRADERS")
+    assert D.name_continues_below("NORTHWIND HARDWARE &", "ELECTRICAL")
+    assert D.name_continues_below("NORTHWIND TRADERS", "SDN BHD")
+    assert not D.name_continues_below("NORTHWIND TRADERS SDN BHD", "(123456-X)")
+    assert not D.name_continues_below("ACME COMPANY", "COMPANY REG. NO. : 725186-V")
+    assert D.not_address("TEL: 03-1234 5678") == "phone"
+    assert D.not_address("(GST ID NO: 000123456789)") == "registration"
+    assert D.not_address("TAX INVOICE") == "title"
+    assert D.not_address("12/03/2018 10:15") == "date"
+    assert D.not_address("NO 7, JALAN MAWAR 2,") == ""
+
+
+def _receipt():
+    """A till receipt: a two-line name with its registration number, a three-line address with the
+    first line above a pre-printed branch line, a phone, a title, items and the total block."""
+    rows = [
+        (200, "NORTHWIND HARDWARE &"),
+        (230, "ELECTRICAL SDN BHD"),
+        (240, "(123456-X)"),
+        (150, "LEVEL 2, BLOCK C, GREEN PLAZA"),
+        (150, "NO 7, JALAN MAWAR 2,"),
+        (150, "40000 SHAH ALAM, SELANGOR"),
+        (200, "TEL: 03-1234 5678"),
+        (220, "TAX INVOICE"),
+        (40, "DATE: 12/03/2018 10:15"),
+        (40, "WIDGET SET"), (40, "CABLE TIES"),
+    ]
+    items = [(x, 100 + 12 * i, t) for i, (x, t) in enumerate(rows)]
+    y = 100 + 12 * len(rows)
+    items += [(440, y - 24, "21.20"), (440, y - 12, "18.80")]
+    totals = [("SUB-TOTAL", "40.00"), ("GST 6%", "2.40"), ("TOTAL INCL. GST", "42.40"), ("CASH", "50.00"),
+              ("CHANGE", "7.60"), ("GST 6% INCLUDED IN TOTAL", "2.40"), ("ITEM(S)", "2")]
+    for i, (label, amount) in enumerate(totals):
+        items += [(40, y + 12 * i, label), (440, y + 12 * i, amount)]
+    return make_doc(items)
+
+
+@pytest.mark.parametrize("which", ["baseline", "ranker"])
+def test_generate_reads_the_receipt(which):
+    from docassay.extractors.instructions.model_scorer import model_scorer
+    ix = DocIndex(_receipt())
+    g = generate(ix, SCHEMA, scorer=None if which == "baseline" else model_scorer())
+    rec = g.extraction.record
+    assert rec["company"] == "NORTHWIND HARDWARE & ELECTRICAL SDN BHD"
+    assert rec["address"] == "LEVEL 2, BLOCK C, GREEN PLAZA NO 7, JALAN MAWAR 2, 40000 SHAH ALAM, SELANGOR"
+    assert rec["total"] == 42.40
+    # The instructions are plain data: replayed from their JSON, without any scorer, they read the same.
+    again = execute(Instructions.from_json(json.loads(json.dumps(g.instructions.to_json()))), ix)
+    assert again.record == rec
+    assert again.provenance["company"].text.startswith("NORTHWIND HARDWARE &")
