@@ -47,7 +47,7 @@ _SKIPPABLE = ("registration", "key-value", "empty")   # lines between a name and
 _CONTINUATION_START = re.compile(
     r"(?i)^\s*(?:&|\+|and\b|und\b|et\b|y\b|en\b|of\b|co\b\.?|company\b|sdn\b|bhd\b|s/b\b|ltd\b|limited\b|gmbh\b|ag\b|"
     r"kg\b|inc\b|llc\b|llp\b|plc\b|pte\b|pvt\b|corp\b|enterprises?\b|trading\b|industries\b|holdings?\b|s\.?a\.?\b|s\.?r\.?l\b|b\.?v\.?\b|n\.?v\.?\b|\(m\)|\(s\))")
-_CONTINUATION_END = re.compile(r"(?i)(?:&|\+|-|,|\band|\bund|\bet|\bof|\bthe|\bde|\bvan|\bder)\s*$")
+_CONTINUATION_END = re.compile(r"(?i)(?:&|\+|-|\band|\bund|\bet|\bof|\bthe|\bde|\bvan|\bder)\s*$")
 _TITLE_WORDS = frozenset({
     "invoice", "receipt", "tax", "bill", "cash", "order", "simplified", "official", "copy", "sales", "sale",
     "resit", "invois", "cukai", "rechnung", "quittung", "beleg", "kassenbon", "bon", "facture", "recu", "ticket",

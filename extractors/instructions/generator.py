@@ -17,6 +17,7 @@ from docassay.extractors.instructions import baseline
 from docassay.extractors.instructions.amount_roles import total_priors
 from docassay.extractors.instructions.delimit import refine_rule
 from docassay.extractors.instructions.executor import Extraction, execute, execute_table
+from docassay.extractors.instructions.name_priors import company_priors
 from docassay.extractors.instructions.language import Column, Instructions, Locale, TableRule
 from docassay.extractors.instructions.proposals import Proposal, propose
 from docassay.extractors.labels import LEXICON, FieldSpec, field_specs, fold_label, label_score
@@ -81,7 +82,7 @@ def generate(doc: Document | DocIndex, schema: Mapping[str, object], *, scorer: 
     locale = detect_locale(ix)
     proposals = {s.name: propose(ix, s, locale) for s in specs}
     tokens = TokenCount(*_cost(scorer, ix, specs, proposals))
-    ranked = total_priors(ix, specs, scorer(ix, specs, proposals))
+    ranked = company_priors(ix, specs, total_priors(ix, specs, scorer(ix, specs, proposals)))
     by_name = {s.name: s for s in specs}
     fields = {name: refine_rule(ix, by_name[name], p, p.rule(by_name[name]), locale) for name, p in assign(specs, ranked).items()}
     table_options = {name: propose_tables(ix, cols, locale) for name, cols in table_specs.items()}
