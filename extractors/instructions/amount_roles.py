@@ -11,6 +11,8 @@ field is chosen; the instructions stay the chosen locators.
 """
 from __future__ import annotations
 
+import re
+
 from docassay.extractors.instructions.proposals import Proposal
 from docassay.extractors.labels import FieldSpec, fold_label
 from docassay.extractors.spans import DocIndex, Span
@@ -25,6 +27,10 @@ ARITH_TENDER = 0.25      # the amount = cash tendered - change
 ARITH_SUM = 0.20         # the amount = subtotal + tax (+ rounding), or subtotal + rounding
 REPEATED_AS_PAID = 0.05  # the amount printed again as the payment (card, cash without change)
 AMOUNT_TOL = 0.005
+NO_CENTS = -0.5          # printed without decimals where the receipt's money amounts have them ("7 DAYS")
+IN_TEXT = -0.3           # words follow the number in its segment: part of a sentence, not an amount cell
+_WORD_AFTER = re.compile(r"^\s*[^\W\d_]{3,}")     # "7 DAY WITH RECEIPT"; not "57.00 S" or "7.42 RM"
+_CENTS = re.compile(r"\d[.,]\d{2}(?!\d)")
 
 _CHANGE = {"change", "kembalian", "kembali", "baki", "ruckgeld", "wechselgeld", "rendu", "monnaie", "cambio",
            "vuelto", "wisselgeld", "resto"}
@@ -119,6 +125,17 @@ def arithmetic_bonus(value: float, roles: dict[str, list[float]]) -> float:
     return bonus
 
 
+def shape_prior(ix: DocIndex, span: Span, with_cents: bool) -> float:
+    """An amount's print: without cents among amounts with cents, or inside a sentence."""
+    s = 0.0
+    if with_cents and not _CENTS.search(span.text):
+        s += NO_CENTS
+    seg = ix.segment(span.page, span.line, span.segment)
+    if _WORD_AFTER.match(seg.text[span.seg_end:]):
+        s += IN_TEXT
+    return s
+
+
 def total_priors(ix: DocIndex, specs: list[FieldSpec], ranked: dict[str, list[Proposal]]) -> dict[str, list[Proposal]]:
     """Move the scores of receipt-total proposals by the role of their amount and the arithmetic
     of the others; re-sort, the best keeping the score the scorer gave its field's best (the
@@ -132,12 +149,14 @@ def total_priors(ix: DocIndex, specs: list[FieldSpec], ranked: dict[str, list[Pr
         if not props:
             continue
         roles = roles if roles is not None else _amounts_by_role(ix)
+        with_cents = sum(1 for s in ix.spans("amount") if _CENTS.search(s.text)) >= 2
         level = props[0].score
         for p in props:
             if p.relation == "detect" or not isinstance(p.value, float):
                 continue
             role = amount_role(line_label(ix, p.span))
-            p.score += ROLE_PRIOR.get(role, 0.0) + arithmetic_bonus(float(p.value), roles)
+            p.score += ROLE_PRIOR.get(role, 0.0) + arithmetic_bonus(float(p.value), roles) + \
+                shape_prior(ix, p.span, with_cents)
         props.sort(key=lambda p: (-p.score, p.span.key))
         shift = level - props[0].score           # the field's level stays the scorer's: only the order moves
         for p in props:

@@ -28,7 +28,7 @@ from docassay.extractors.instructions.baseline import _LEGAL, _address_evidence
 from docassay.extractors.instructions.executor import _column_overlap, locate_field
 from docassay.extractors.instructions.language import FieldRule, Locale, Locator
 from docassay.extractors.instructions.proposals import Proposal
-from docassay.extractors.labels import FieldSpec
+from docassay.extractors.labels import LEXICON, FieldSpec, fold_label
 from docassay.extractors.normalize._names import is_phone, is_registration
 from docassay.extractors.spans import DocIndex, Segment, Span
 
@@ -42,6 +42,7 @@ MAX_ADDRESS_UP = 3          # lines an address start may move up to take in its 
 MAX_ADDRESS_DOWN = 3       # lines it may move down, off registration / label lines
 LINE_GAP_EM = 1.5           # the executor's gap between the lines of one value (`_gather_lines`)
 MIN_ADDRESS_EVIDENCE = 0.25  # address words, a house number with a comma, a postcode
+_ADDRESS_KEYS = frozenset(LEXICON["address"] + ("no", "hq", "lot", "unit", "shop", "outlet", "branch", "add", "addr"))
 _SKIPPABLE = ("registration", "key-value", "empty")   # lines between a name and its address
 
 _CONTINUATION_START = re.compile(
@@ -104,8 +105,10 @@ def not_address(text: str) -> str:
         return "registration"
     if _has_phone(t) and address_evidence(norm.clean_address(t)) < MIN_ADDRESS_EVIDENCE:
         return "phone"
-    if _KEY_VALUE.search(t):
-        return "key-value"
+    kv = _KEY_VALUE.search(t)
+    if kv and not (t[:kv.end()].rstrip().endswith(":") and fold_label(t[:kv.end()]) in _ADDRESS_KEYS
+                   and address_evidence(t[kv.end():]) >= MIN_ADDRESS_EVIDENCE):
+        return "key-value"                       # "NO: 28, JALAN ASTANA 1C," is an address line
     if _is_title(t):
         return "title"
     if norm.find_dates(t):

@@ -131,3 +131,23 @@ def test_generate_reads_the_receipt(which):
     again = execute(Instructions.from_json(json.loads(json.dumps(g.instructions.to_json()))), ix)
     assert again.record == rec
     assert again.provenance["company"].text.startswith("NORTHWIND HARDWARE &")
+
+
+def test_address_keys_and_shape_priors():
+    from docassay.extractors.instructions.amount_roles import shape_prior
+    assert D.not_address("NO: 12, JALAN MAWAR 2,") == ""          # "NO:" keys a house number
+    assert D.not_address("CASHIER: ALI") == "key-value"
+    ix = DocIndex(make_doc([(40, 100, "RETURNS WITHIN 7 DAYS"), (40, 112, "TOTAL"), (300, 112, "12.50"),
+                            (40, 124, "CASH"), (300, 124, "20.00")]))
+    seven = next(s for s in ix.spans("amount") if s.text == "7")
+    total = next(s for s in ix.spans("amount") if s.text == "12.50")
+    assert shape_prior(ix, seven, with_cents=True) < 0
+    assert shape_prior(ix, total, with_cents=True) == 0
+
+
+def test_company_priors_prefer_the_name_line():
+    from docassay.extractors.instructions.name_priors import first_address_line, first_name_line, header_end_line
+    ix = DocIndex(_receipt())
+    assert first_name_line(ix) == 0
+    assert first_address_line(ix) == 3
+    assert header_end_line(ix) == 8                                # the DATE line ends the header
