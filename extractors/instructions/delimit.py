@@ -32,7 +32,7 @@ from docassay.extractors.labels import LEXICON, FieldSpec, fold_label
 from docassay.extractors.normalize._names import is_phone, is_registration
 from docassay.extractors.spans import DocIndex, Segment, Span
 
-__all__ = ["refine_rule", "name_continues_above", "name_continues_below", "address_evidence",
+__all__ = ["refine_rule", "name_continues_above", "name_continues_below", "legal_name_below", "address_evidence",
            "not_address", "NAME_CONCEPTS"]
 
 NAME_CONCEPTS = ("company", "seller_name", "buyer_name")
@@ -49,6 +49,9 @@ _CONTINUATION_START = re.compile(
     r"(?i)^\s*(?:&|\+|and\b|und\b|et\b|y\b|en\b|of\b|co\b\.?|company\b|sdn\b|bhd\b|s/b\b|ltd\b|limited\b|gmbh\b|ag\b|"
     r"kg\b|inc\b|llc\b|llp\b|plc\b|pte\b|pvt\b|corp\b|enterprises?\b|trading\b|industries\b|holdings?\b|s\.?a\.?\b|s\.?r\.?l\b|b\.?v\.?\b|n\.?v\.?\b|\(m\)|\(s\))")
 _CONTINUATION_END = re.compile(r"(?i)(?:&|\+|-|\band|\bund|\bet|\bof|\bthe|\bde|\bvan|\bder)\s*$")
+_LEGAL_END = re.compile(
+    r"(?i)(?:\bsdn\.?\s*bhd\.?|\bs/b|\bbhd\.?|\bltd\.?|\blimited|\bgmbh|\bag|\bkg|\binc\.?|\bllc|\bplc|\bpte\.?\s*ltd\.?|"
+    r"\bpvt\.?\s*ltd\.?|\bcorp\.?|\bs\.?a\.?|\bs\.?r\.?l\.?|\bb\.?v\.?|\bn\.?v\.?|\bco\.)\s*$")
 _TITLE_WORDS = frozenset({
     "invoice", "receipt", "tax", "bill", "cash", "order", "simplified", "official", "copy", "sales", "sale",
     "resit", "invois", "cukai", "rechnung", "quittung", "beleg", "kassenbon", "bon", "facture", "recu", "ticket",
@@ -140,8 +143,24 @@ def name_continues_below(text: str, below: str) -> bool:
     if _ends_open(text):
         return _name_like(below)
     b = norm.clean_name(below.strip())
-    return bool(_CONTINUATION_START.match(b)) and _name_like(b) and not any(ch.isdigit() for ch in b) \
-        and len(b.split()) <= 5
+    if not _name_like(b) or any(ch.isdigit() for ch in b) or len(b.split()) > 5:
+        return False
+    # "SDN BHD" under the name, or "RESTAURANT SDN BHD" under a name without its legal form.
+    return bool(_CONTINUATION_START.match(b)) or (bool(_LEGAL_END.search(b)) and not _LEGAL_END.search(text)
+                                                   and _words_before_legal(b) <= 1)
+
+
+def _words_before_legal(text: str) -> int:
+    m = _LEGAL_END.search(text)
+    return len(text[:m.start()].split()) if m else 0
+
+
+def legal_name_below(text: str, below: str) -> bool:
+    """The next line is a whole registered name ("TK DIVISION KITCHEN SDN BHD" under a brand line
+    "KIKU JAPANESE RESTAURANT"): the company is that line, not the brand above it."""
+    b = norm.clean_name(below.strip())
+    return not _LEGAL_END.search(norm.clean_name(text.strip())) and _name_like(b) and \
+        bool(_LEGAL_END.search(b)) and _words_before_legal(b) >= 2 and not any(ch.isdigit() for ch in b)
 
 
 def _name_like(text: str) -> bool:
@@ -238,6 +257,13 @@ def _name_rule(ix: DocIndex, p: Proposal, rule: FieldRule, locale: Locale) -> Fi
     if moved and len(lines) < 2:
         lines = _lines_from(ix, start, 2)
     if not moved and len(lines) == 1:
+        nxt = _lines_from(ix, start, 2)
+        if len(nxt) == 2 and legal_name_below(nxt[0], nxt[1]):
+            down = _neighbour(ix, start.page, start.line, start.bbox, start.bbox.x0, 1)
+            if down is not None:
+                new = FieldRule(rule.type, region_locator(ix, _seg_span(down)), rule.fallbacks,
+                                {**rule.normalize, "clean": "name"})
+                return new if _reads(ix, new, locale, _seg_span(down), [down.text]) else cleaned
         return cleaned
     loc = region_locator(ix, start) if moved else rule.locator
     new = FieldRule(rule.type, loc, rule.fallbacks, {**rule.normalize, "clean": "name"}, len(lines) if len(lines) > 1 else None)

@@ -30,6 +30,8 @@ NAME_PRIOR = {
     "below_header": -0.4,      # below the first line printing a date or an amount
     "goes_on": -0.3,           # ends with a comma: an address line continued below
     "under_address": -0.2,     # below a line that reads as an address (names come first)
+    "sentence": -0.5,          # a slogan or notice: "GOODS SOLD ARE NOT RETURNABLE", "THANK YOU, COME AGAIN"
+    "code": -0.3,              # a terminal or branch code: "T/D #11", "(POS 3)"
     "first_name": 0.15,        # the first name-like line of the page
     "legal_form": 0.1,         # "SDN BHD", "GmbH", "Ltd"
 }
@@ -39,6 +41,34 @@ _DECIMAL = re.compile(r"\d[.,]\d{2}(?!\d)")
 _OTHER_CONCEPTS = ("date", "invoice_number", "issue_date", "due_date", "tax_total", "net_total", "currency")
 _EXTRA_LABELS = ("cashier", "operator", "counter", "table", "order", "server", "member", "posted", "number",
                  "receipt", "invoice", "bill", "qty", "price", "amount", "description", "item", "thank", "welcome")
+
+
+# Function words of the lexicon's languages that a slogan or notice prints and a business name rarely does.
+_SENTENCE_WORDS = frozenset({
+    "are", "is", "not", "you", "your", "please", "for", "with", "thank", "thanks", "again", "our", "we", "will",
+    "be", "no", "do", "visit", "come", "shopping", "welcome", "tq", "sold", "returnable", "refundable", "exchangeable",
+    "terima", "kasih", "sila", "datang", "lagi", "tidak", "anda", "kami", "dan",
+    "vielen", "dank", "bitte", "wir", "sie", "ihr", "ihre", "ist", "nicht", "besuch",
+    "merci", "vous", "nous", "pour", "votre", "visite", "gracias", "por", "su", "visita", "vuelva",
+    "bedankt", "uw", "voor", "niet", "tot", "ziens",
+})
+_LEGAL_EXTRA = re.compile(r"(?i)(?:\bs/b\b|\bsdn\.?\b|\bbhd\.?|\bpty\b|\bk\.k\.|\bgbr\b)")
+
+
+def is_sentence(text: str) -> bool:
+    """Two or more words that a slogan or a notice prints: not a name."""
+    words = fold_label(text).split()
+    return sum(1 for w in words if w in _SENTENCE_WORDS) >= 2
+
+
+def is_code(text: str) -> bool:
+    """A short code rather than a name: fewer than four letters, or a "#" number."""
+    letters = sum(ch.isalpha() for ch in text)
+    return letters < 4 or bool(re.search(r"#\s*\d", text))
+
+
+def has_legal_form(text: str) -> bool:
+    return bool(_LEGAL.search(text) or _LEGAL_EXTRA.search(text))
 
 
 def _field_label_words() -> frozenset[str]:
@@ -96,7 +126,11 @@ def _prior(ix: DocIndex, p: Proposal, header_end: int, first_line: int | None, f
         s += NAME_PRIOR["amount_label"]
     elif _reads_as_label(text) or _is_title(text) or _has_registration(text) or _has_phone(text):
         s += NAME_PRIOR["field_label"]
-    legal = bool(_LEGAL.search(text))
+    if is_sentence(text):
+        s += NAME_PRIOR["sentence"]
+    if is_code(text):
+        s += NAME_PRIOR["code"]
+    legal = has_legal_form(text)
     if not legal:
         s += NAME_PRIOR["address"] * min(1.0, address_evidence(text))
     else:

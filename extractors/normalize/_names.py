@@ -63,11 +63,19 @@ def registration_span(text: str) -> tuple[int, int] | None:
     return None
 
 
+# A legal form followed by a registration number without brackets ("... S/B 273500-U (KSB)").
+_LEGAL_THEN_NUMBER = re.compile(
+    r"(?i)(\b(?:sdn\.?\s*bhd\.?|s/b|bhd\.?|ltd\.?|limited|gmbh|inc\.?|llc|plc|corp\.?))\s+[(\[]?\s*\d{5,}-?[a-z]?(?![\w-]).*$")
+
+
 def clean_name(text: str) -> str:
-    """A name without the registration number printed in brackets after it."""
+    """A name without the registration number printed after it (in brackets, or after its legal form)."""
     if not isinstance(text, str):
         return ""
     t = text[:MAX_TEXT_CHARS]
+    m = _LEGAL_THEN_NUMBER.search(t)
+    if m:
+        t = t[:m.end(1)]
     for _ in range(3):                          # "NAME (12345-X) (GST 0012345678)"
         span = registration_span(t)
         if span is None:

@@ -151,3 +151,20 @@ def test_company_priors_prefer_the_name_line():
     assert first_name_line(ix) == 0
     assert first_address_line(ix) == 3
     assert header_end_line(ix) == 8                                # the DATE line ends the header
+
+
+def test_name_line_shapes():
+    from docassay.extractors.instructions.name_priors import has_legal_form, is_code, is_sentence
+    assert is_sentence("GOODS SOLD ARE NOT RETURNABLE")
+    assert is_sentence("Vielen Dank für Ihren Besuch")
+    assert not is_sentence("THE BLUE BAKERY")
+    assert is_code("T/D #11") and is_code("(POS 3)") and not is_code("NORTHWIND")
+    assert has_legal_form("KEDAI MAJU S/B") and has_legal_form("Muster GmbH") and not has_legal_form("BLUE BAKERY")
+    assert D.name_continues_below("LOTUS VEGETARIAN", "RESTAURANT SDN BHD")
+    assert not D.name_continues_below("LOTUS SDN BHD", "RESTAURANT SDN BHD")
+
+
+def test_registered_name_under_a_brand():
+    assert D.legal_name_below("BLUE LOTUS CAFE", "LOTUS FOOD SERVICES SDN BHD")
+    assert not D.legal_name_below("BLUE LOTUS CAFE", "SDN BHD")
+    assert norm.clean_name("KEDAI MAJU S/B 273500-U (KJ1)") == "KEDAI MAJU S/B"
