@@ -32,7 +32,8 @@ from docassay.extractors.labels import LEXICON, FieldSpec, fold_label
 from docassay.extractors.normalize._names import is_phone, is_registration
 from docassay.extractors.spans import DocIndex, Segment, Span
 
-__all__ = ["refine_rule", "name_continues_above", "name_continues_below", "legal_name_below", "address_evidence",
+__all__ = ["refine_rule", "name_continues_above", "name_continues_below", "legal_name_below", "has_phone",
+           "has_registration", "is_title", "name_like", "address_evidence",
            "not_address", "NAME_CONCEPTS"]
 
 NAME_CONCEPTS = ("company", "seller_name", "buyer_name")
@@ -55,7 +56,7 @@ _LEGAL_END = re.compile(
 _TITLE_WORDS = frozenset({
     "invoice", "receipt", "tax", "bill", "cash", "order", "simplified", "official", "copy", "sales", "sale",
     "resit", "invois", "cukai", "rechnung", "quittung", "beleg", "kassenbon", "bon", "facture", "recu", "ticket",
-    "factura", "recibo", "boleta", "factuur", "kwitantie", "bon", "welcome", "thank", "you", "member",
+    "factura", "recibo", "boleta", "factuur", "kwitantie", "welcome", "thank", "you", "member",
 })
 _KEY_VALUE = re.compile(r"^[^\d:]{1,25}:|\b(?:tel|telephone|fax|phone|mobile|hp|email|e-mail|www|http)\b", re.I)
 _TAX_ID = re.compile(
@@ -75,7 +76,7 @@ def address_evidence(text: str) -> float:
 _REG_SHAPE = re.compile(r"(?<![\w-])\d{5,}-?[A-Z](?![\w-])")   # "519537-X", "12345678Z": digits and a check letter
 
 
-def _has_registration(text: str) -> bool:
+def has_registration(text: str) -> bool:
     """A registration or tax number, or its label: "(519537-X)", "GST NO: 0012...", "(GST ID"."""
     groups = re.findall(r"[(\[]([^()\[\]]{1,40})[)\]]", text)
     if any(is_registration(g) for g in groups) or _REG_SHAPE.search(text):
@@ -84,7 +85,7 @@ def _has_registration(text: str) -> bool:
     return bool(tax and (sum(ch.isdigit() for ch in text) >= 5 or address_evidence(text) < MIN_ADDRESS_EVIDENCE))
 
 
-def _has_phone(text: str) -> bool:
+def has_phone(text: str) -> bool:
     toks = text.replace(":", " ").split()
     for k in (1, 2, 3, 4):
         for i in range(0, len(toks) - k + 1):
@@ -94,7 +95,7 @@ def _has_phone(text: str) -> bool:
     return False
 
 
-def _is_title(text: str) -> bool:
+def is_title(text: str) -> bool:
     words = re.findall(r"[^\W\d_]+", text.casefold())
     return bool(words) and all(w in _TITLE_WORDS for w in words)
 
@@ -104,15 +105,15 @@ def not_address(text: str) -> str:
     t = text.strip()
     if not t or sum(ch.isalnum() for ch in t) < 2:
         return "empty"
-    if _has_registration(t):
+    if has_registration(t):
         return "registration"
-    if _has_phone(t) and address_evidence(norm.clean_address(t)) < MIN_ADDRESS_EVIDENCE:
+    if has_phone(t) and address_evidence(norm.clean_address(t)) < MIN_ADDRESS_EVIDENCE:
         return "phone"
     kv = _KEY_VALUE.search(t)
     if kv and not (t[:kv.end()].rstrip().endswith(":") and fold_label(t[:kv.end()]) in _ADDRESS_KEYS
                    and address_evidence(t[kv.end():]) >= MIN_ADDRESS_EVIDENCE):
         return "key-value"                       # "NO: 28, JALAN ASTANA 1C," is an address line
-    if _is_title(t):
+    if is_title(t):
         return "title"
     if norm.find_dates(t):
         return "date"
@@ -141,9 +142,9 @@ def name_continues_below(text: str, below: str) -> bool:
     """The name on this line goes on on the next one: it ends with a connector or an open bracket,
     or the next line is the name's legal form ("SDN BHD", "GmbH & Co. KG")."""
     if _ends_open(text):
-        return _name_like(below)
+        return name_like(below)
     b = norm.clean_name(below.strip())
-    if not _name_like(b) or any(ch.isdigit() for ch in b) or len(b.split()) > 5:
+    if not name_like(b) or any(ch.isdigit() for ch in b) or len(b.split()) > 5:
         return False
     # "SDN BHD" under the name, or "RESTAURANT SDN BHD" under a name without its legal form.
     return bool(_CONTINUATION_START.match(b)) or (bool(_LEGAL_END.search(b)) and not _LEGAL_END.search(text)
@@ -159,16 +160,16 @@ def legal_name_below(text: str, below: str) -> bool:
     """The next line is a whole registered name ("TK DIVISION KITCHEN SDN BHD" under a brand line
     "KIKU JAPANESE RESTAURANT"): the company is that line, not the brand above it."""
     b = norm.clean_name(below.strip())
-    return not _LEGAL_END.search(norm.clean_name(text.strip())) and _name_like(b) and \
+    return not _LEGAL_END.search(norm.clean_name(text.strip())) and name_like(b) and \
         bool(_LEGAL_END.search(b)) and _words_before_legal(b) >= 2 and not any(ch.isdigit() for ch in b)
 
 
-def _name_like(text: str) -> bool:
+def name_like(text: str) -> bool:
     t = norm.clean_name(text.strip())
     letters = sum(ch.isalpha() for ch in t)
     digits = sum(ch.isdigit() for ch in t)
-    return letters >= 2 and digits <= letters // 3 and ":" not in t and not _has_registration(t) \
-        and not _has_phone(t) and not _is_title(t)
+    return letters >= 2 and digits <= letters // 3 and ":" not in t and not has_registration(t) \
+        and not has_phone(t) and not is_title(t)
 
 
 # -- lines of one value, as the executor walks them ----------------------------------------------------
@@ -235,16 +236,16 @@ def _name_rule(ix: DocIndex, p: Proposal, rule: FieldRule, locale: Locale) -> Fi
     if not whole:
         return cleaned                           # "Company: ACME GmbH": the value beside its label
     moved = False
-    if not _name_like(start.text):
+    if not name_like(start.text):
         # "COMPANY REG. NO. : 725186-V" chosen under "ACME COMPANY": the name is the line above.
         up = _neighbour(ix, start.page, start.line, start.bbox, start.bbox.x0, -1)
-        if up is None or not _name_like(up.text) or not name_continues_above(start.text):
+        if up is None or not name_like(up.text) or not name_continues_above(start.text):
             return cleaned
         new = FieldRule(rule.type, region_locator(ix, _seg_span(up)), rule.fallbacks, {**rule.normalize, "clean": "name"})
         return new if _reads(ix, new, locale, _seg_span(up), [up.text]) else cleaned
     for _ in range(MAX_NAME_LINES - 1):
         up = _neighbour(ix, start.page, start.line, start.bbox, start.bbox.x0, -1)
-        if up is None or not _name_like(up.text) or \
+        if up is None or not name_like(up.text) or \
                 not (name_continues_above(start.text) or _ends_open(up.text)):
             break
         start, moved = _seg_span(up), True

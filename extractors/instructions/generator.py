@@ -17,8 +17,8 @@ from docassay.extractors.instructions import baseline
 from docassay.extractors.instructions.amount_roles import total_priors
 from docassay.extractors.instructions.delimit import refine_rule
 from docassay.extractors.instructions.executor import Extraction, execute, execute_table
-from docassay.extractors.instructions.name_priors import company_priors
 from docassay.extractors.instructions.language import Column, Instructions, Locale, TableRule
+from docassay.extractors.instructions.name_priors import company_priors
 from docassay.extractors.instructions.proposals import Proposal, propose
 from docassay.extractors.labels import LEXICON, FieldSpec, field_specs, fold_label, label_score
 from docassay.extractors.spans import DocIndex

@@ -15,7 +15,7 @@ import re
 from docassay.extractors import normalize as norm
 from docassay.extractors.instructions.amount_roles import amount_role
 from docassay.extractors.instructions.baseline import _LEGAL
-from docassay.extractors.instructions.delimit import _has_phone, _has_registration, _is_title, _name_like, address_evidence
+from docassay.extractors.instructions.delimit import address_evidence, has_phone, has_registration, is_title, name_like
 from docassay.extractors.instructions.proposals import Proposal
 from docassay.extractors.labels import LEXICON, FieldSpec, fold_label
 from docassay.extractors.spans import DocIndex
@@ -104,7 +104,7 @@ def first_name_line(ix: DocIndex, page: int = 1) -> int | None:
     pi = ix.page(page)
     for li, segs in enumerate(pi.segments_by_line):
         text = norm.clean_name(" ".join(s.text for s in segs))
-        if _name_like(text) and not _is_title(text) and not _reads_as_label(text) and \
+        if name_like(text) and not is_title(text) and not _reads_as_label(text) and \
                 address_evidence(text) < 0.35 and not amount_role(text):
             return li
     return None
@@ -114,7 +114,7 @@ def first_address_line(ix: DocIndex, page: int = 1) -> int | None:
     """The first line of the page that reads clearly as an address (a street word and a number)."""
     for li, segs in enumerate(ix.page(page).segments_by_line):
         text = norm.clean_address(" ".join(s.text for s in segs))
-        if address_evidence(text) >= STRONG_ADDRESS and not _LEGAL.search(text) and not _has_registration(text):
+        if address_evidence(text) >= STRONG_ADDRESS and not _LEGAL.search(text) and not has_registration(text):
             return li
     return None
 
@@ -124,7 +124,7 @@ def _prior(ix: DocIndex, p: Proposal, header_end: int, first_line: int | None, f
     s = 0.0
     if amount_role(text):
         s += NAME_PRIOR["amount_label"]
-    elif _reads_as_label(text) or _is_title(text) or _has_registration(text) or _has_phone(text):
+    elif _reads_as_label(text) or is_title(text) or has_registration(text) or has_phone(text):
         s += NAME_PRIOR["field_label"]
     if is_sentence(text):
         s += NAME_PRIOR["sentence"]

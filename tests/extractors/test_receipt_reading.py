@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from docassay.extractors import normalize as norm
+from docassay.extractors.errors import InstructionError
 from docassay.extractors.instructions import delimit as D
 from docassay.extractors.instructions import values as V
 from docassay.extractors.instructions.amount_roles import amount_role, arithmetic_bonus
@@ -54,7 +55,7 @@ def test_values_clean_override_and_schema():
                                   "normalize": {"clean": "name"}, "lines": 2}}}
     assert Instructions.from_json(doc).fields["company"].normalize == {"clean": "name"}
     doc["fields"]["company"]["normalize"] = {"clean": "phone"}
-    with pytest.raises(Exception):
+    with pytest.raises(InstructionError):
         Instructions.from_json(doc)
 
 
