@@ -55,6 +55,11 @@ _FINAL = ("rounded total", "total rounded", "grand total", "amount due", "total 
           "total after rounding", "total incl", "total inclusive", "total amount payable", "rounded")
 
 
+def _including(word: str) -> bool:
+    """An inclusion qualifier, also as OCR misreads its end ("INCLUSLVE")."""
+    return word in _INCLUDING or word.startswith(("inclu", "inkl"))
+
+
 def amount_role(label: str) -> str:
     """The role of an amount printed after `label`: final | total | tendered | change | count |
     discount | rounding | subtotal | tax, or "" when the label says nothing."""
@@ -78,7 +83,7 @@ def amount_role(label: str) -> str:
     if first_tax is not None:
         if any(w in _EXCLUDING for w in toks[:first_tax]):
             return "subtotal"                        # "TOTAL EXCL. GST"
-        if not any(w in _INCLUDING for w in toks[:first_tax]):
+        if not any(_including(w) for w in toks[:first_tax]):
             return "tax"                             # "GST 6%", "TAX TOTAL", "GST INCLUDED IN TOTAL"
     if has & _TENDERED and not any(f" {f} " in padded for f in _FINAL):
         return "tendered"
@@ -155,6 +160,8 @@ def total_priors(ix: DocIndex, specs: list[FieldSpec], ranked: dict[str, list[Pr
             if p.relation == "detect" or not isinstance(p.value, float):
                 continue
             role = amount_role(line_label(ix, p.span))
+            if role == "subtotal" and not (roles.get("final") or roles.get("total")):
+                role = "total"                   # no total printed after it: the subtotal is what is paid
             p.score += ROLE_PRIOR.get(role, 0.0) + arithmetic_bonus(float(p.value), roles) + \
                 shape_prior(ix, p.span, with_cents)
         props.sort(key=lambda p: (-p.score, p.span.key))

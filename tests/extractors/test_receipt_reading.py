@@ -169,3 +169,13 @@ def test_registered_name_under_a_brand():
     assert D.legal_name_below("BLUE LOTUS CAFE", "LOTUS FOOD SERVICES SDN BHD")
     assert not D.legal_name_below("BLUE LOTUS CAFE", "SDN BHD")
     assert norm.clean_name("KEDAI MAJU S/B 273500-U (KJ1)") == "KEDAI MAJU S/B"
+
+
+def test_roles_read_through_ocr_and_a_lone_subtotal():
+    assert amount_role("TOTAL SALES (INCLUSLVE OF GST)") == "total"
+    assert amount_role("TOTAL SALES (EXCLUDING GST)") == "subtotal"
+    # A receipt that prints only a subtotal and the cash paid: the subtotal is the total.
+    ix = DocIndex(make_doc([(40, 100, "NORTHWIND BAKERY"), (40, 112, "BREAD"), (300, 112, "4.90"),
+                            (40, 124, "BUNS"), (300, 124, "8.60"), (40, 136, "SUBTOTAL"), (300, 136, "13.50"),
+                            (40, 148, "CASH"), (300, 148, "13.50")]))
+    assert generate(ix, SCHEMA).extraction.record["total"] == 13.50
