@@ -179,3 +179,19 @@ def test_roles_read_through_ocr_and_a_lone_subtotal():
                             (40, 124, "BUNS"), (300, 124, "8.60"), (40, 136, "SUBTOTAL"), (300, 136, "13.50"),
                             (40, 148, "CASH"), (300, 148, "13.50")]))
     assert generate(ix, SCHEMA).extraction.record["total"] == 13.50
+
+
+def test_address_priors_pass_over_id_and_code_lines():
+    from docassay.extractors.instructions.address_priors import _prior
+    from docassay.extractors.instructions.proposals import Proposal
+    ix = DocIndex(_receipt())
+
+    def prop(line: int) -> Proposal:
+        seg = ix.page(1).segments_by_line[line][0]
+        span = next(s for s in ix.spans("text") if (s.line, s.segment) == (line, seg.index))
+        return Proposal("address", span, None, span.text, "", "region")  # type: ignore[arg-type]
+
+    street, date, phone, title = prop(4), prop(8), prop(6), prop(7)
+    assert _prior(street, 8) > _prior(date, 8)
+    assert _prior(street, 8) > _prior(phone, 8)
+    assert _prior(street, 8) > _prior(title, 8)
