@@ -271,6 +271,10 @@ def _name_rule(ix: DocIndex, p: Proposal, rule: FieldRule, locale: Locale) -> Fi
     return new if _reads(ix, new, locale, start, lines) else cleaned
 
 
+def _numbered(text: str) -> bool:
+    return any(ch.isdigit() or ch == "," for ch in text)
+
+
 def _address_rule(ix: DocIndex, p: Proposal, rule: FieldRule, locale: Locale) -> FieldRule:
     cleaned = replace(rule, normalize={**rule.normalize, "clean": "address"})
     start = p.span
@@ -298,9 +302,15 @@ def _address_rule(ix: DocIndex, p: Proposal, rule: FieldRule, locale: Locale) ->
             if up is None or not_address(up.text):
                 break
             goes_on = up.text.rstrip().endswith(",")      # "WANGSA LINK, WANGSA MAJU," over "53300 ..."
-            if not goes_on and (address_evidence(up.text) < MIN_ADDRESS_EVIDENCE or
-                                not any(ch.isdigit() or ch == "," for ch in up.text)):
-                break                            # a first line prints a number or a comma ("LEVEL 6, ...")
+            if not goes_on and address_evidence(up.text) < MIN_ADDRESS_EVIDENCE:
+                break
+            if not goes_on and not _numbered(up.text):
+                # A middle line without a number ("TAMAN BERKELEY") belongs to the address only
+                # when the line above it is a numbered address line ("LOT 2811, JALAN ANGSA,").
+                above = _neighbour(ix, up.page, up.line, up.bbox, start.bbox.x0, -1)
+                if above is None or not_address(above.text) or not _numbered(above.text) or \
+                        address_evidence(above.text) < MIN_ADDRESS_EVIDENCE:
+                    break                        # a first line prints a number or a comma ("LEVEL 6, ...")
             start, moved = _seg_span(up), True
     lines = _lines_from(ix, start, MAX_ADDRESS_LINES)
     n = 1

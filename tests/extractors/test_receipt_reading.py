@@ -195,3 +195,13 @@ def test_address_priors_pass_over_id_and_code_lines():
     assert _prior(street, 8) > _prior(date, 8)
     assert _prior(street, 8) > _prior(phone, 8)
     assert _prior(street, 8) > _prior(title, 8)
+
+
+def test_address_takes_in_a_middle_line_without_a_number():
+    rows = ["NORTHWIND TRADERS SDN BHD", "LOT 12, JALAN MAWAR,", "TAMAN SERI INDAH", "40000 SHAH ALAM, SELANGOR",
+            "TEL: 03-1234 5678", "DATE: 12/03/2018"]
+    ix = DocIndex(make_doc([(100, 100 + 12 * i, t) for i, t in enumerate(rows)] +
+                           [(40, 180, "TOTAL"), (300, 180, "9.90")]))
+    rec = generate(ix, SCHEMA).extraction.record
+    assert rec["address"] == "LOT 12, JALAN MAWAR, TAMAN SERI INDAH 40000 SHAH ALAM, SELANGOR"
+    assert rec["company"] == "NORTHWIND TRADERS SDN BHD"
