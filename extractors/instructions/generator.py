@@ -14,8 +14,12 @@ from typing import Callable, Mapping
 from docassay.extractors import normalize as norm
 from docassay.extractors.document import Document
 from docassay.extractors.instructions import baseline
+from docassay.extractors.instructions.address_priors import address_priors
+from docassay.extractors.instructions.amount_roles import total_priors
+from docassay.extractors.instructions.delimit import refine_rule
 from docassay.extractors.instructions.executor import Extraction, execute, execute_table
 from docassay.extractors.instructions.language import Column, Instructions, Locale, TableRule
+from docassay.extractors.instructions.name_priors import company_priors
 from docassay.extractors.instructions.proposals import Proposal, propose
 from docassay.extractors.labels import LEXICON, FieldSpec, field_specs, fold_label, label_score
 from docassay.extractors.spans import DocIndex
@@ -79,12 +83,19 @@ def generate(doc: Document | DocIndex, schema: Mapping[str, object], *, scorer: 
     locale = detect_locale(ix)
     proposals = {s.name: propose(ix, s, locale) for s in specs}
     tokens = TokenCount(*_cost(scorer, ix, specs, proposals))
-    ranked = scorer(ix, specs, proposals)
-    fields = {name: p.rule(next(s for s in specs if s.name == name)) for name, p in assign(specs, ranked).items()}
+    ranked = receipt_priors(ix, specs, scorer(ix, specs, proposals))
+    by_name = {s.name: s for s in specs}
+    fields = {name: refine_rule(ix, by_name[name], p, p.rule(by_name[name]), locale) for name, p in assign(specs, ranked).items()}
     table_options = {name: propose_tables(ix, cols, locale) for name, cols in table_specs.items()}
     tables = {name: opts[0] for name, opts in table_options.items() if opts}
     ins = Instructions(locale=locale, fields=fields, tables=tables, produced_by=produced_by)
     return Generation(ins, ranked, table_options, execute(ins, ix), specs, tokens)
+
+
+def receipt_priors(ix: DocIndex, specs: list[FieldSpec], ranked: dict[str, list[Proposal]]) -> dict[str, list[Proposal]]:
+    """The receipt fields' priors after any scorer: the total by the roles of the amounts, the
+    company and the address by what and where their lines are (each keeps its field's level)."""
+    return address_priors(ix, specs, company_priors(ix, specs, total_priors(ix, specs, ranked)))
 
 
 def _cost(scorer: Scorer, ix: DocIndex, specs: list[FieldSpec], proposals: dict[str, list[Proposal]]) -> tuple[int, int]:

@@ -38,7 +38,17 @@ def normalize(text: str, vtype: str, locale: Locale, overrides: Mapping[str, obj
     if vtype == "boolean":
         f = text.casefold()
         return True if f in ("yes", "true", "ja", "oui", "si", "x") else False if f in ("no", "false", "nein", "non") else None
-    return norm.normalize_name(text) or None
+    return norm.normalize_name(_clean_text(text, o.get("clean"))) or None
+
+
+def _clean_text(text: str, how: object) -> str:
+    """The `clean` override of a text field: "name" drops a bracketed registration number after a
+    name, "address" a registration number before and a telephone number after an address."""
+    if how == "name":
+        return norm.clean_name(text)
+    if how == "address":
+        return norm.clean_address(text)
+    return text
 
 
 def readings(text: str, vtype: str, locale: Locale) -> list[object]:

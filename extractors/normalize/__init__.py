@@ -10,6 +10,7 @@ Amounts        parse_amount, amount_readings, find_amounts, parse_percent -> Amo
 Dates          parse_date, date_readings, find_dates, month_number        -> DateParse/Reading
 Currency       parse_currency, ISO_CODES, MINOR_DIGITS
 Text           normalize_identifier, normalize_name, fold, similarity
+Names          clean_name, clean_address (what is printed with a name or address but is not part of it)
 Conventions    detect_number_locale, detect_date_order, detect_currency (vote over a document)
 
 `python -m docassay.extractors.normalize` prints calls per second.
@@ -34,6 +35,7 @@ from docassay.extractors.normalize._dates import (
     parse_date,
 )
 from docassay.extractors.normalize._detect import detect_currency, detect_date_order, detect_number_locale
+from docassay.extractors.normalize._names import clean_address, clean_name
 from docassay.extractors.normalize._text import fold, normalize_identifier, normalize_name, similarity
 
 __all__ = [
@@ -41,6 +43,6 @@ __all__ = [
     "DateParse", "DateReading", "parse_date", "date_readings", "find_dates", "month_number",
     "ORDERS", "LANGUAGES",
     "parse_currency", "ISO_CODES", "MINOR_DIGITS",
-    "normalize_identifier", "normalize_name", "fold", "similarity",
+    "normalize_identifier", "normalize_name", "fold", "similarity", "clean_name", "clean_address",
     "detect_number_locale", "detect_date_order", "detect_currency",
 ]

@@ -25,7 +25,7 @@ def test_public_api_is_pinned() -> None:
         "AmountParse", "AmountReading", "parse_amount", "amount_readings", "find_amounts",
         "parse_percent", "DateParse", "DateReading", "parse_date", "date_readings", "find_dates",
         "month_number", "ORDERS", "LANGUAGES", "parse_currency", "ISO_CODES", "MINOR_DIGITS",
-        "normalize_identifier", "normalize_name", "fold", "similarity",
+        "normalize_identifier", "normalize_name", "fold", "similarity", "clean_name", "clean_address",
         "detect_number_locale", "detect_date_order", "detect_currency",
     ])
     for name in nz.__all__:
@@ -532,7 +532,7 @@ def test_detect_takes_any_iterable_and_stops() -> None:
 
 _FUNCS = (nz.parse_amount, nz.amount_readings, nz.find_amounts, nz.parse_percent, nz.parse_date,
           nz.date_readings, nz.find_dates, nz.parse_currency, nz.normalize_identifier,
-          nz.normalize_name, nz.fold)
+          nz.normalize_name, nz.fold, nz.clean_name, nz.clean_address)
 _NUMERIC_ALPHABET = st.sampled_from(list(
     "0123456789012345678901234567890123456789.,'’ -−()$€£¥₹%/:\u00a0\u202f\t\n"
     "RMUSDEURkrSRZéäß\u0301\ud800JanMärzdeof"))

@@ -1,0 +1,171 @@
+"""What an amount printed on a receipt is: the total paid, or a subtotal, tax, change, cash tendered,
+rounding, discount or item count; and which amount the others add up to.
+
+A receipt prints many amounts and "TOTAL" in many labels ("SUB-TOTAL", "TOTAL QTY", "GST INCLUDED
+IN TOTAL", "TAX TOTAL"). `amount_role` reads the label printed left of an amount as one role, in the
+languages of the lexicon; `total_priors` then moves the generator's scores for a receipt total
+(concept `total`): up for the final / rounded / due amount and for the amount the others add up to
+(cash tendered minus change; subtotal plus tax and rounding), down for the amounts of the other
+roles. Applied after any scorer (baseline, ranker, layout reader), before the best proposal per
+field is chosen; the instructions stay the chosen locators.
+"""
+from __future__ import annotations
+
+import re
+
+from docassay.extractors.instructions.proposals import Proposal
+from docassay.extractors.labels import FieldSpec, fold_label
+from docassay.extractors.spans import DocIndex, Span
+
+__all__ = ["amount_role", "line_label", "total_priors", "ROLE_PRIOR", "NOT_TOTAL"]
+
+TOTAL_CONCEPTS = ("total",)          # the receipt total (invoices' gross_total has rival fields instead)
+NOT_TOTAL = ("subtotal", "tax", "change", "rounding", "discount", "count")
+ROLE_PRIOR = {"final": 0.15, "total": 0.0, "tendered": -0.3,
+              **{r: -0.9 for r in NOT_TOTAL}}    # the ranker is often sure of a "... TOTAL" tax line (0.94)
+ARITH_TENDER = 0.25      # the amount = cash tendered - change
+ARITH_SUM = 0.20         # the amount = subtotal + tax (+ rounding), or subtotal + rounding
+REPEATED_AS_PAID = 0.05  # the amount printed again as the payment (card, cash without change)
+AMOUNT_TOL = 0.005
+NO_CENTS = -0.5          # printed without decimals where the receipt's money amounts have them ("7 DAYS")
+IN_TEXT = -0.3           # words follow the number in its segment: part of a sentence, not an amount cell
+_WORD_AFTER = re.compile(r"^\s*[^\W\d_]{3,}")     # "7 DAY WITH RECEIPT"; not "57.00 S" or "7.42 RM"
+_CENTS = re.compile(r"\d[.,]\d{2}(?!\d)")
+
+_CHANGE = {"change", "kembalian", "kembali", "baki", "ruckgeld", "wechselgeld", "rendu", "monnaie", "cambio",
+           "vuelto", "wisselgeld", "resto"}
+_TENDERED = {"cash", "tendered", "tender", "paid", "payment", "tunai", "bar", "bargeld", "gegeben", "especes",
+             "efectivo", "contant", "card", "visa", "mastercard", "master", "debit", "credit", "amex", "received",
+             "kad", "wang", "pin", "ec", "carte", "tarjeta", "pinpas"}
+_COUNT = {"qty", "quantity", "items", "item", "pcs", "count", "units", "bil", "anzahl", "articles", "artikel",
+          "articulos", "artikelen", "kuantiti", "unit", "no of items"}
+_DISCOUNT = {"discount", "disc", "diskaun", "rabatt", "remise", "descuento", "korting", "savings", "saved", "save",
+             "voucher", "coupon", "promo", "potongan"}
+_ROUNDING = {"rounding", "round", "rounded", "adj", "adjustment", "pembundaran", "rundung", "rundungsdifferenz",
+             "arrondi", "redondeo", "afronding"}
+_SUBTOTAL = {"sub", "subtotal", "sous", "zwischensumme", "kecil", "subtotaal", "zwischen"}
+_EXCLUDING = {"excl", "exclusive", "excluding", "before", "ex", "ohne", "hors", "sin", "exkl", "exclusief", "tanpa"}
+_TAX = {"gst", "vat", "tax", "sst", "mwst", "ust", "tva", "iva", "btw", "cukai", "servis", "service", "steuer"}
+_INCLUDING = {"incl", "inclusive", "including", "inc", "inkl", "with", "ttc", "inclusief", "termasuk"}
+_TOTAL = {"total", "jumlah", "amount", "summe", "gesamt", "totaal", "montant", "importe", "sum", "amt", "nett", "net",
+          "grand", "due", "payable", "bayar"}
+_FINAL = ("rounded total", "total rounded", "grand total", "amount due", "total due", "balance due", "nett total",
+          "net total", "total payable", "amount payable", "net payable", "to pay", "total to pay", "jumlah besar",
+          "zu zahlen", "zahlbetrag", "net a payer", "total a payer", "total a pagar", "te betalen",
+          "total after rounding", "total incl", "total inclusive", "total amount payable", "rounded")
+
+
+def _including(word: str) -> bool:
+    """An inclusion qualifier, also as OCR misreads its end ("INCLUSLVE")."""
+    return word in _INCLUDING or word.startswith(("inclu", "inkl"))
+
+
+def amount_role(label: str) -> str:
+    """The role of an amount printed after `label`: final | total | tendered | change | count |
+    discount | rounding | subtotal | tax, or "" when the label says nothing."""
+    t = fold_label(label)
+    toks = t.split()
+    if not toks:
+        return ""
+    padded = f" {t} "
+    has = set(toks)
+    if has & _CHANGE:
+        return "change"
+    if has & _COUNT:
+        return "count"
+    if has & _DISCOUNT:
+        return "discount"
+    if has & _ROUNDING and not (has & _TOTAL):
+        return "rounding"
+    if has & _SUBTOTAL or " sub total " in padded:
+        return "subtotal"
+    first_tax = next((i for i, w in enumerate(toks) if w in _TAX), None)
+    if first_tax is not None:
+        if any(w in _EXCLUDING for w in toks[:first_tax]):
+            return "subtotal"                        # "TOTAL EXCL. GST"
+        if not any(_including(w) for w in toks[:first_tax]):
+            return "tax"                             # "GST 6%", "TAX TOTAL", "GST INCLUDED IN TOTAL"
+    if has & _TENDERED and not any(f" {f} " in padded for f in _FINAL):
+        return "tendered"
+    if any(f" {f} " in padded for f in _FINAL):
+        return "final"
+    if has & _TOTAL:
+        return "total"
+    return ""
+
+
+def line_label(ix: DocIndex, span: Span) -> str:
+    """The text printed left of a span on its line: its own segment's start and the segments before."""
+    pi = ix.page(span.page)
+    seg = ix.segment(span.page, span.line, span.segment)
+    left = [s.text for s in pi.segments_by_line[span.line][:span.segment]]
+    return " ".join(left + [seg.text[:span.seg_start]]).strip()
+
+
+def _amounts_by_role(ix: DocIndex) -> dict[str, list[float]]:
+    out: dict[str, list[float]] = {}
+    for s in ix.spans("amount"):
+        if isinstance(s.value, float):
+            out.setdefault(amount_role(line_label(ix, s)), []).append(float(s.value))
+    return out
+
+
+def _near(a: float, b: float) -> bool:
+    return abs(a - b) <= AMOUNT_TOL
+
+
+def arithmetic_bonus(value: float, roles: dict[str, list[float]]) -> float:
+    """How much the other amounts say this one is the total: tendered - change, subtotal + tax."""
+    bonus = 0.0
+    changes = [c for c in roles.get("change", []) if c > 0]
+    tendered = roles.get("tendered", [])
+    if any(_near(t - c, value) for t in tendered for c in changes):
+        bonus += ARITH_TENDER
+    elif not changes and any(_near(t, value) for t in tendered):
+        bonus += REPEATED_AS_PAID
+    subs, taxes, rounds = roles.get("subtotal", []), roles.get("tax", []), roles.get("rounding", []) + [0.0]
+    if value > 0 and any(_near(s + x + r, value) for s in subs for x in taxes + [0.0] for r in rounds
+                         if (x, r) != (0.0, 0.0) and not _near(s, value)):
+        bonus += ARITH_SUM
+    return bonus
+
+
+def shape_prior(ix: DocIndex, span: Span, with_cents: bool) -> float:
+    """An amount's print: without cents among amounts with cents, or inside a sentence."""
+    s = 0.0
+    if with_cents and not _CENTS.search(span.text):
+        s += NO_CENTS
+    seg = ix.segment(span.page, span.line, span.segment)
+    if _WORD_AFTER.match(seg.text[span.seg_end:]):
+        s += IN_TEXT
+    return s
+
+
+def total_priors(ix: DocIndex, specs: list[FieldSpec], ranked: dict[str, list[Proposal]]) -> dict[str, list[Proposal]]:
+    """Move the scores of receipt-total proposals by the role of their amount and the arithmetic
+    of the others; re-sort, the best keeping the score the scorer gave its field's best (the
+    field's level: what the calibrator reads as the generator's confidence). Other fields are
+    returned as they are."""
+    roles: dict[str, list[float]] | None = None
+    for spec in specs:
+        if spec.concept not in TOTAL_CONCEPTS or spec.type not in ("amount", "number"):
+            continue
+        props = ranked.get(spec.name) or []
+        if not props:
+            continue
+        roles = roles if roles is not None else _amounts_by_role(ix)
+        with_cents = sum(1 for s in ix.spans("amount") if _CENTS.search(s.text)) >= 2
+        level = props[0].score
+        for p in props:
+            if p.relation == "detect" or not isinstance(p.value, float):
+                continue
+            role = amount_role(line_label(ix, p.span))
+            if role == "subtotal" and not (roles.get("final") or roles.get("total")):
+                role = "total"                   # no total printed after it: the subtotal is what is paid
+            p.score += ROLE_PRIOR.get(role, 0.0) + arithmetic_bonus(float(p.value), roles) + \
+                shape_prior(ix, p.span, with_cents)
+        props.sort(key=lambda p: (-p.score, p.span.key))
+        shift = level - props[0].score           # the field's level stays the scorer's: only the order moves
+        for p in props:
+            p.score += shift
+    return ranked
