@@ -20,6 +20,10 @@ from docassay.extractors.spans import DocIndex, LabelMatch, Segment, Span
 __all__ = ["Provenance", "FieldValue", "Extraction", "execute", "locate", "execute_table"]
 
 MAX_REGEX_INPUT = 400
+# Text lines a below/above anchor offers (counting those with a letter): enough to reach a party's
+# name under its caption past key-value lines ("Nummer: 009420", "Globale Nummer: ..."). The first
+# candidates are the same whatever the limit, so instructions written before replay unchanged.
+TEXT_BELOW_CANDIDATES = 5
 
 
 @dataclass(frozen=True)
@@ -209,7 +213,7 @@ def _text_near(ix: DocIndex, m: LabelMatch, rel: str, max_distance: float | None
                 break
             segs.sort(key=lambda s: abs(s.bbox.x0 - m.bbox.x0))
             out.extend(_whole(s) for s in segs)
-            if len(out) >= 3:
+            if sum(1 for s in out if any(ch.isalpha() for ch in s.text)) >= TEXT_BELOW_CANDIDATES:
                 break
             li += step
     elif rel == "left":

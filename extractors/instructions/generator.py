@@ -13,7 +13,7 @@ from typing import Callable, Mapping
 
 from docassay.extractors import normalize as norm
 from docassay.extractors.document import Document
-from docassay.extractors.instructions import baseline
+from docassay.extractors.instructions import baseline, invoice_reading
 from docassay.extractors.instructions.executor import Extraction, execute, execute_table
 from docassay.extractors.instructions.language import Column, Instructions, Locale, TableRule
 from docassay.extractors.instructions.proposals import Proposal, propose
@@ -79,7 +79,7 @@ def generate(doc: Document | DocIndex, schema: Mapping[str, object], *, scorer: 
     locale = detect_locale(ix)
     proposals = {s.name: propose(ix, s, locale) for s in specs}
     tokens = TokenCount(*_cost(scorer, ix, specs, proposals))
-    ranked = scorer(ix, specs, proposals)
+    ranked = invoice_reading.refine(ix, specs, scorer(ix, specs, proposals))
     fields = {name: p.rule(next(s for s in specs if s.name == name)) for name, p in assign(specs, ranked).items()}
     table_options = {name: propose_tables(ix, cols, locale) for name, cols in table_specs.items()}
     tables = {name: opts[0] for name, opts in table_options.items() if opts}
