@@ -226,28 +226,41 @@ def _caption_line(ix: DocIndex, p: Proposal) -> int | None:
 
 
 def _totals(specs: list[FieldSpec], ranked: dict[str, list[Proposal]]) -> None:
-    """Pick net, tax and gross so that net + tax = gross; of several agreeing triples the one with
-    the largest gross (a per-rate line of the tax summary agrees with itself too). Only proposals
-    within `CONSIDER_MARGIN` of each field's best take part; nothing moves when no triple agrees."""
+    """Pick net, tax and gross so that net + tax = gross, net and gross of one sign (a credit note
+    is negative throughout); of several agreeing triples the one with the largest gross (a per-rate
+    line of the tax summary agrees with itself too), then the best scored. Net and gross come from
+    the proposals within `CONSIDER_MARGIN` of their field's best; the tax may be any of its
+    proposals, since the arithmetic vouches for it. Nothing moves when no triple agrees."""
     names = {s.concept: s.name for s in specs if s.concept in _TOTALS and s.type in ("amount", "number")}
     if len(names) < 3 or any(not ranked.get(n) for n in names.values()):
         return
-    pools = {c: _pool(ranked[names[c]]) for c in _TOTALS}
+    gross, net = _pool(ranked[names["gross_total"]]), _pool(ranked[names["net_total"]])
+    taxes: dict[float, Proposal] = {}
+    for p in ranked[names["tax_total"]]:
+        if isinstance(p.value, (int, float)):
+            taxes.setdefault(round(float(p.value), 2), p)
     best: tuple[float, float, tuple[Proposal, Proposal, Proposal]] | None = None
-    for g in pools["gross_total"]:
-        for n in pools["net_total"]:
-            for t in pools["tax_total"]:
-                gv, nv, tv = float(g.value), float(n.value), float(t.value)      # type: ignore[arg-type]
-                if abs(nv + tv - gv) > AGREE_TOLERANCE or gv == 0 or abs(nv) > abs(gv) + AGREE_TOLERANCE:
-                    continue
-                key = (abs(gv), g.score + n.score + t.score)
-                if best is None or key > best[:2]:
-                    best = (key[0], key[1], (n, t, g))
+    for g in gross:
+        for n in net:
+            gv, nv = float(g.value), float(n.value)                              # type: ignore[arg-type]
+            if gv == 0 or nv * gv < 0 or abs(nv) > abs(gv) + AGREE_TOLERANCE:
+                continue
+            t = _near(taxes, gv - nv)
+            if t is None:
+                continue
+            key = (abs(gv), g.score + n.score + t.score)
+            if best is None or key > best[:2]:
+                best = (key[0], key[1], (n, t, g))
     if best is None:
         return
     for concept, p in zip(_TOTALS, best[2]):
         if ranked[names[concept]][0].value != p.value:
             promote(ranked[names[concept]], p)
+
+
+def _near(by_value: dict[float, Proposal], want: float) -> Proposal | None:
+    hits = [(abs(v - want), p) for v, p in by_value.items() if abs(v - want) <= AGREE_TOLERANCE]
+    return min(hits, key=lambda t: t[0])[1] if hits else None
 
 
 def _pool(props: list[Proposal]) -> list[Proposal]:
