@@ -67,6 +67,7 @@ def execute(ins: Instructions, doc: Document | DocIndex, *, with_alternatives: b
             out.provenance[name] = found.provenance
         if with_alternatives:
             out.alternatives[name] = alternatives(ix, rule, ins.locale, found)
+    _apply_sign_of(ins, out)
     for name, table in ins.tables.items():
         rows, provs = execute_table(ix, table, ins.locale)
         if rows:
@@ -80,6 +81,16 @@ def execute(ins: Instructions, doc: Document | DocIndex, *, with_alternatives: b
 
 
 # -- scalar fields ----------------------------------------------------------------------------------
+
+def _apply_sign_of(ins: Instructions, out: Extraction) -> None:
+    """`normalize: {"sign_of": F}`: an amount printed without its sign takes the sign of field F
+    (a credit note's tax under negative totals). Nothing changes when F was not read or is 0."""
+    for name, rule in ins.fields.items():
+        other = rule.normalize.get("sign_of") if rule.normalize else None
+        v, ref = out.record.get(name), out.record.get(str(other)) if other else None
+        if isinstance(v, float) and isinstance(ref, (int, float)) and ref != 0:
+            out.record[name] = abs(v) if ref > 0 else -abs(v)
+
 
 def locate_field(ix: DocIndex, rule: FieldRule, locale: Locale) -> FieldValue | None:
     for loc in (rule.locator, *rule.fallbacks):

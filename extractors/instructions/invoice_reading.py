@@ -30,6 +30,7 @@ __all__ = ["refine", "version_line", "running_lines", "discount_clause", "addres
            "key_value_segment", "code_like", "block_first_line", "promote", "demote", "DEMOTE", "AGREE_TOLERANCE"]
 
 DEMOTE = 0.5                 # what a structural contradiction takes off a proposal's score
+DEMOTE_BELOW = 0.01          # ... and at least this far below the best uncontradicted proposal
 CAPTION_MIN = 0.8            # label_score at which a line above reads as the field's block caption
 CONSIDER_MARGIN = 0.25       # totals: proposals within this of the field's best take part in the triples
 AGREE_TOLERANCE = 0.011      # net + tax = gross, in currency units (one cent and rounding)
@@ -43,6 +44,7 @@ _TOTALS = ("net_total", "tax_total", "gross_total")
 # Version / revision / stylesheet lines: the software's or the form's date, not the document's.
 _VERSION = re.compile(r"(?i)(?:\bversion\b|version\s*:|-version\b|\brevision\b|\brev\.\s*\d|\bstylesheet\b|"
                       r"\bcodelisten\b|©|\(c\))")
+_PAGE_MARK = re.compile(r"(?i)\b(?:seite|page|blatt|pagina|p\.)\s*\d+\b")
 # A cash-discount clause: the date up to which a discount applies is not the due date.
 _DISCOUNT = re.compile(r"(?i)\b(?:skonto|discount|escompte|remise|rabatt|descuento|korting)\b")
 _CLAUSE_BREAK = re.compile(r"[,;]|\d{1,4}[./-]\d{1,2}[./-]\d{1,4}")
@@ -80,6 +82,12 @@ def running_lines(ix: DocIndex) -> set[tuple[int, int]]:
             seen.setdefault(key, set()).add(pi.page.number)
             where.setdefault(key, []).append((pi.page.number, li))
     return {pl for key, pages in seen.items() if len(pages) >= 2 for pl in where[key]}
+
+
+def _page_footer(ix: DocIndex, span: Span, running: set[tuple[int, int]]) -> bool:
+    """A running header or footer that counts pages ("Seite 1 von 3 · Stand 01.02.2020"). A
+    repeated line without a page count may be the invoice's own title line, date and all."""
+    return (span.page, span.line) in running and bool(_PAGE_MARK.search(line_text(ix, span.page, span.line)))
 
 
 def discount_clause(ix: DocIndex, span: Span) -> bool:
@@ -135,8 +143,14 @@ def key_value_segment(ix: DocIndex, page: int, line: int, index: int) -> bool:
 # -- moving proposals -------------------------------------------------------------------------------
 
 def demote(props: list[Proposal], bad: list[Proposal]) -> None:
+    """Take `DEMOTE` off each of `bad`, and put them below the best of the rest: the structure
+    contradicts them, whatever the scorer thought."""
+    ids = {id(p) for p in bad}
+    good = max((p.score for p in props if id(p) not in ids), default=None)
     for p in bad:
         p.score -= DEMOTE
+        if good is not None:
+            p.score = min(p.score, good - DEMOTE_BELOW)
     props.sort(key=lambda p: (-p.score, p.span.key))
 
 
@@ -158,7 +172,7 @@ def _dates(ix: DocIndex, specs: list[FieldSpec], ranked: dict[str, list[Proposal
             continue
         props = ranked[spec.name]
         bad = [p for p in props if p.relation != "detect" and (
-            version_line(line_text(ix, p.span.page, p.span.line)) or (p.span.page, p.span.line) in running
+            version_line(line_text(ix, p.span.page, p.span.line)) or _page_footer(ix, p.span, running)
             or (spec.concept == "due_date" and discount_clause(ix, p.span)))]
         if bad:
             demote(props, bad)
@@ -246,6 +260,8 @@ def _totals(specs: list[FieldSpec], ranked: dict[str, list[Proposal]]) -> None:
             if gv == 0 or nv * gv < 0 or abs(nv) > abs(gv) + AGREE_TOLERANCE:
                 continue
             t = _near(taxes, gv - nv)
+            if t is None and gv < 0:
+                t = _near(taxes, abs(gv - nv))         # a credit note's tax printed without its minus
             if t is None:
                 continue
             key = (abs(gv), g.score + n.score + t.score)
@@ -253,8 +269,12 @@ def _totals(specs: list[FieldSpec], ranked: dict[str, list[Proposal]]) -> None:
                 best = (key[0], key[1], (n, t, g))
     if best is None:
         return
+    n, t, g = best[2]
+    if float(g.value) < 0 < float(t.value):                                     # type: ignore[arg-type]
+        t.normalize = {**t.normalize, "sign_of": names["gross_total"]}
+        t.value = -float(t.value)                                               # type: ignore[arg-type]
     for concept, p in zip(_TOTALS, best[2]):
-        if ranked[names[concept]][0].value != p.value:
+        if ranked[names[concept]][0] is not p:
             promote(ranked[names[concept]], p)
 
 
