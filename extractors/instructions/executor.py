@@ -20,10 +20,11 @@ from docassay.extractors.spans import DocIndex, LabelMatch, Segment, Span
 __all__ = ["Provenance", "FieldValue", "Extraction", "execute", "locate", "execute_table"]
 
 MAX_REGEX_INPUT = 400
-# Text lines a below/above anchor offers (counting those with a letter): enough to reach a party's
-# name under its caption past key-value lines ("Nummer: 009420", "Globale Nummer: ..."). The first
-# candidates are the same whatever the limit, so instructions written before replay unchanged.
-TEXT_BELOW_CANDIDATES = 5
+# Lines a below/above text anchor reads, counting only lines with a letter: every segment of them
+# is a candidate, so a key-value line ("Nummer || : 009420") uses one line, not two places, and a
+# party's name three lines under its caption is reached. (It was three segments, letters or not:
+# the first candidates are the same, so instructions written before replay unchanged.)
+TEXT_BELOW_LINES = 3
 
 
 @dataclass(frozen=True)
@@ -217,6 +218,7 @@ def _text_near(ix: DocIndex, m: LabelMatch, rel: str, max_distance: float | None
         limit = (max_distance or 0.12) * pi.page.height
         step = 1 if rel == "below" else -1
         li = m.line + step
+        lettered_lines = 0
         while 0 <= li < len(pi.segments_by_line):
             segs = [s for s in pi.segments_by_line[li] if _column_overlap(s.bbox, m.bbox, pi.em)]
             dist = (segs[0].bbox.y0 - m.bbox.y1) if (segs and rel == "below") else ((m.bbox.y0 - segs[0].bbox.y1) if segs else 0)
@@ -224,7 +226,9 @@ def _text_near(ix: DocIndex, m: LabelMatch, rel: str, max_distance: float | None
                 break
             segs.sort(key=lambda s: abs(s.bbox.x0 - m.bbox.x0))
             out.extend(_whole(s) for s in segs)
-            if sum(1 for s in out if any(ch.isalpha() for ch in s.text)) >= TEXT_BELOW_CANDIDATES:
+            if any(any(ch.isalpha() for ch in s.text) for s in segs):
+                lettered_lines += 1
+            if lettered_lines >= TEXT_BELOW_LINES:
                 break
             li += step
     elif rel == "left":
