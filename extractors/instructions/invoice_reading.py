@@ -53,7 +53,7 @@ _POSTCODE_CITY = re.compile(r"^(?:[A-Z]{1,3}[- ]?)?\d{4,5}\s+\D{2,}$|^\D{2,}\s+[
 _STREET = re.compile(
     r"(?i)(?:stra(?:ss|ß)e|str\.|strasse\b|\bweg\b|weg\s+\d|gasse\b|allee\b|platz\b|\bstreet\b|\bst\.\s|\broad\b|"
     r"\brd\.?\b|\bavenue\b|\bave\b|\blane\b|\brue\b|\bboulevard\b|\bchemin\b|\bimpasse\b)")
-_HOUSE_NUMBER = re.compile(r"\b\d{1,4}[a-z]?\b")
+_HOUSE_NUMBER = re.compile(r"(?i)\b\d{1,4}[a-z]?\b")
 
 
 # -- what a line is ---------------------------------------------------------------------------------
