@@ -489,6 +489,32 @@ def _assign(bounds: list[tuple[str | None, float, float]], zones: list[tuple[flo
 _REFERENCE_LINE = re.compile(r"\d{4,}|\d{1,2}[./-]\d{1,2}[./-]\d{2,4}|:\s*\S")
 
 
+# Item descriptions that wrap sit close under each other: a larger gap (x em) starts a note.
+WRAP_GAP = 1.0
+# A line of this many cells without a digit, below rows, is another table's header.
+HEADER_CELLS = 3
+
+
+def _has_letter(text: str) -> bool:
+    return any(ch.isalpha() for ch in text)
+
+
+def _header_like(segs: list[Segment]) -> bool:
+    return len(segs) >= HEADER_CELLS and not any(ch.isdigit() for s in segs for ch in s.text)
+
+
+def _wraps(text: str, cells: dict[str, tuple[str, BBox]], multiline: str | None, desc_y: float | None,
+           y0: float, em: float, table: TableRule) -> bool:
+    """A line continues the open description (a wrapped item name): right under its last line,
+    no reference or heading ("Verpackung: Karton", "Weitere Eigenschaften:"), and no words of
+    it in another column (a note printed across the table)."""
+    if desc_y is None or y0 - desc_y > WRAP_GAP * em:
+        return False
+    if _REFERENCE_LINE.search(text) or text.rstrip().endswith(":"):
+        return False
+    return not any(c != multiline and _has_letter(t) for c, (t, _b) in cells.items())
+
+
 def execute_table(ix: DocIndex, table: TableRule, locale: Locale) -> tuple[list[dict], list[dict[str, Provenance]]]:
     headers = _find_headers(ix, table)
     if not headers:
@@ -517,10 +543,14 @@ def execute_table(ix: DocIndex, table: TableRule, locale: Locale) -> tuple[list[
         if stop_lines:
             stopped = True
         last_y = None
+        desc_y: float | None = None               # bottom of the open description's last line
         for li in range(start_line, end_line):
             line = pi.page.lines[li]
             if last_y is not None and line.bbox.y0 - last_y > 6 * pi.em and rows:
                 stopped = True                    # a wide vertical gap ends the table
+                break
+            if rows and _header_like(pi.segments_by_line[li]):
+                stopped = True                    # another table's header (a tax summary) ends this one
                 break
             cells: dict[str, tuple[str, BBox]] = {}
             for wid in line.word_ids:
@@ -537,24 +567,33 @@ def execute_table(ix: DocIndex, table: TableRule, locale: Locale) -> tuple[list[
                 v = V.normalize(t, table.columns[col].type, locale, {})
                 if v is not None:
                     values[col] = v
-            starts = row_key in values
+            starts = row_key in values and not (multiline in cells and not _has_letter(cells[multiline][0]))
             if starts:
                 rows.append({})
                 provs.append({})
+                desc_y = line.bbox.y1 if multiline in values else None
             if not rows:
                 continue
             row, prov = rows[-1], provs[-1]
             numeric_elsewhere = any(c != multiline and c in values and table.columns[c].type != "text" for c in values)
+            appended = False
             for col, v in values.items():
                 t, b = cells[col]
                 if col not in row:
                     row[col] = v
                     prov[col] = Provenance(pno, b, t, f"table column {table.columns[col].header!r}")
+                    if col == multiline and not starts:
+                        desc_y = line.bbox.y1
                 elif col == multiline and not starts and not numeric_elsewhere and isinstance(row[col], str) \
-                        and not _REFERENCE_LINE.search(t):
+                        and _wraps(t, cells, multiline, desc_y, line.bbox.y0, pi.em, table):
                     row[col] = f"{row[col]} {v}"
                     old = prov[col]
                     prov[col] = Provenance(pno, old.bbox.union(b) if old.page == pno else old.bbox, row[col], old.anchor)
+                    appended = True
+            if not starts and not appended:
+                desc_y = None                     # a note or reference line: the description is closed
+            elif appended:
+                desc_y = line.bbox.y1
             last_y = line.bbox.y1
     keep = [i for i, r in enumerate(rows) if len(r) >= 2 or (len(r) == 1 and len(table.columns) == 1)]
     return [rows[i] for i in keep], [provs[i] for i in keep]
