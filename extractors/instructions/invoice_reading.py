@@ -52,7 +52,10 @@ _CLAUSE_BREAK = re.compile(r"[,;]|\d{1,4}[./-]\d{1,2}[./-]\d{1,4}")
 _POSTCODE_CITY = re.compile(r"^(?:[A-Z]{1,3}[- ]?)?\d{4,5}\s+\D{2,}$|^\D{2,}\s+[A-Z]{1,2}\d[A-Z\d]?\s*\d[A-Z]{2}$")
 _STREET = re.compile(
     r"(?i)(?:stra(?:ss|ß)e|str\.|strasse\b|\bweg\b|weg\s+\d|gasse\b|allee\b|platz\b|\bstreet\b|\bst\.\s|\broad\b|"
-    r"\brd\.?\b|\bavenue\b|\bave\b|\blane\b|\brue\b|\bboulevard\b|\bchemin\b|\bimpasse\b)")
+    r"\brd\.?\b|\bavenue\b|\bave\b|\blane\b|\brue\b|\bboulevard\b|\bchemin\b|\bimpasse\b|"
+    r"straat\b|plein\b|laan\b|kade\b|gracht\b|\bcalle\b|\bavenida\b|\bplaza\b|\bpaseo\b|\bvia\b|\bviale\b)")
+# A caption that names a number ("Nº Cliente:", "Kunden-Nr.") labels a code, not a party's block.
+_NUMBER_WORD = re.compile(r"\b(?:n|no|nr|num|number|nummer|numero|id|ref)\b")
 _HOUSE_NUMBER = re.compile(r"(?i)\b\d{1,4}[a-z]?\b")
 
 
@@ -137,7 +140,10 @@ def key_value_segment(ix: DocIndex, page: int, line: int, index: int) -> bool:
     if index + 1 >= len(segs):
         return False
     nxt = segs[index + 1].text.strip()
-    return (t.endswith(":") and not nxt.endswith(":")) or nxt.startswith(":")
+    if nxt.startswith(":"):
+        return True
+    # "Name: || Lieferant GmbH"; not "Bill To: || Ship To:" nor "Bill to: || Invoice #: 123" (two columns)
+    return t.endswith(":") and ":" not in nxt
 
 
 # -- moving proposals -------------------------------------------------------------------------------
@@ -202,11 +208,12 @@ def block_first_line(ix: DocIndex, spec: FieldSpec, props: list[Proposal]) -> Pr
         if p.relation != "below" or not p.label or p.span.seg_start != 0:
             continue
         own = label_score(p.label, spec.labels)[0]
-        if own < CAPTION_MIN or address_line(p.span.text) or code_like(p.span.text) or \
-                key_value_line(ix, p.span.page, p.span.line):
+        if own < CAPTION_MIN or _NUMBER_WORD.search(fold_label(p.label)) or p.span.text.rstrip().endswith(":") or \
+                address_line(p.span.text) or code_like(p.span.text) or \
+                key_value_segment(ix, p.span.page, p.span.line, p.span.segment):
             continue
         cap = _caption_line(ix, p)
-        if cap is None or any(not _skippable(ix, p.span.page, li) for li in range(cap + 1, p.span.line)):
+        if cap is None or any(not _skippable(ix, p, li) for li in range(cap + 1, p.span.line)):
             continue
         key = (-own, p.span.page, p.span.line, p)
         if best is None or key[:3] < best[:3]:
@@ -221,14 +228,22 @@ def _label_line_is_not_caption(ix: DocIndex, p: Proposal) -> bool:
     if cap is None:
         return False
     segs = ix.page(p.span.page).segments_by_line[cap]
-    if key_value_line(ix, p.span.page, cap):
+    label = fold_label(p.label)
+    own = next((i for i, s in enumerate(segs) if label in fold_label(s.text)), None)
+    if own is not None and key_value_segment(ix, p.span.page, cap, own):
         return True
     return len(segs) >= TABLE_HEADER_CELLS and not any(ch.isdigit() for s in segs for ch in s.text)
 
 
-def _skippable(ix: DocIndex, page: int, line: int) -> bool:
-    """A line between a block's caption and its name: key-value lines and numbers or codes."""
-    return key_value_line(ix, page, line) or code_like(line_text(ix, page, line))
+def _skippable(ix: DocIndex, p: Proposal, line: int) -> bool:
+    """A line between a block's caption and its name: in the name's column, only key-value
+    segments and numbers or codes (another column's "Invoice date: ..." does not count)."""
+    pi = ix.page(p.span.page)
+    box = p.span.bbox
+    segs = [i for i, s in enumerate(pi.segments_by_line[line])
+            if min(s.bbox.x1, box.x1 + pi.em) - max(s.bbox.x0, box.x0 - pi.em) > 0]
+    return all(key_value_segment(ix, p.span.page, line, i) or code_like(pi.segments_by_line[line][i].text)
+               for i in segs)
 
 
 def _caption_line(ix: DocIndex, p: Proposal) -> int | None:

@@ -204,3 +204,23 @@ def test_the_seller_vat_id_is_not_in_the_buyers_block():
               "buyer_name": [p("buyer_name", "Kunden AG Mitte", "Käufer", 4)]}
     R._seller_vat_block(specs, ranked)
     assert ranked["seller_vat_id"][0].value == "DE123456789"
+
+
+def test_a_number_caption_heads_no_party_block_and_a_neighbour_column_does_not_make_a_caption_a_key():
+    doc = make_doc([
+        (40, 20, "Acme Trading Ltd"),
+        (40, 60, "Billed to:"), (330, 60, "Invoice #: RE-7111"),
+        (40, 72, "Peters & Visser BV"), (330, 72, "Invoice date: 17.07.2020"),
+        (40, 84, "Oudeplein 96"),
+        (40, 96, "3733 MA Haarlem"),
+        (330, 120, "Customer No:"), (330, 132, "D8814"), (330, 144, "Deliver to:"), (330, 156, "Servicios Ruiz SA"),
+        (40, 400, "Total"), (450, 400, "119.00 EUR"),
+    ])
+    ix = DocIndex(doc)
+    assert not R.key_value_segment(ix, 1, 1, 0)           # "Billed to:" beside another column's "Invoice #: ..."
+    ix, specs, ranked = _ranked(doc)
+    R.refine(ix, specs, ranked)
+    assert ranked["buyer_name"][0].value == "Peters & Visser BV"
+    spec = next(s for s in specs if s.name == "buyer_name")
+    first = R.block_first_line(ix, spec, ranked["buyer_name"])
+    assert first is not None and first.value == "Peters & Visser BV"
