@@ -180,8 +180,24 @@ def _dates(ix: DocIndex, specs: list[FieldSpec], ranked: dict[str, list[Proposal
         bad = [p for p in props if p.relation != "detect" and (
             version_line(line_text(ix, p.span.page, p.span.line)) or _page_footer(ix, p.span, running)
             or (spec.concept == "due_date" and discount_clause(ix, p.span)))]
-        if bad:
-            demote(props, bad)
+        if not bad:
+            continue
+        top, top_score = props[0], props[0].score
+        demote(props, bad)
+        if spec.concept == "due_date" and top in bad and discount_clause(ix, top.span):
+            _net_date_of_the_terms(props, top, top_score, bad)
+
+
+def _net_date_of_the_terms(props: list[Proposal], discount: Proposal, score: float, bad: list[Proposal]) -> None:
+    """The payment terms the scorer read a due date from print a discount date and the net one
+    ("netto bis 04.04., 3% Skonto bis 15.03."): the net date in the same sentence is the due date,
+    as sure as the scorer was of the terms."""
+    same = [p for p in props if p not in bad and p.span.page == discount.span.page and p.span.line == discount.span.line
+            and p.span.segment == discount.span.segment]
+    if same:
+        best = same[0]
+        best.score = max(best.score, score)                        # the discount date's score before `demote`
+        promote(props, best)
 
 
 def _party_names(ix: DocIndex, specs: list[FieldSpec], ranked: dict[str, list[Proposal]]) -> None:

@@ -224,3 +224,17 @@ def test_a_number_caption_heads_no_party_block_and_a_neighbour_column_does_not_m
     spec = next(s for s in specs if s.name == "buyer_name")
     first = R.block_first_line(ix, spec, ranked["buyer_name"])
     assert first is not None and first.value == "Peters & Visser BV"
+
+
+def test_the_net_date_of_payment_terms_is_the_due_date():
+    doc = make_doc([
+        (40, 20, "Rechnung Nr. 4711"), (400, 20, "Rechnungsdatum: 05.03.2013"),
+        (40, 300, "Zahlbar innerhalb 30 Tagen netto bis 04.04.2013, 3% Skonto innerhalb 10 Tagen bis 15.03.2013"),
+        (40, 400, "Gesamtbetrag"), (450, 400, "119,00 EUR"),
+    ])
+    ix, specs, ranked = _ranked(doc)
+    for p in ranked["due_date"]:                  # as a scorer sure of the terms but not of which date
+        p.score = 0.9 if p.value == "2013-03-15" else 0.1
+    ranked["due_date"].sort(key=lambda p: -p.score)
+    R.refine(ix, specs, ranked)
+    assert ranked["due_date"][0].value == "2013-04-04" and ranked["due_date"][0].score == 0.9
