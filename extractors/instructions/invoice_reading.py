@@ -56,6 +56,7 @@ _STREET = re.compile(
     r"straat\b|plein\b|laan\b|kade\b|gracht\b|\bcalle\b|\bavenida\b|\bplaza\b|\bpaseo\b|\bvia\b|\bviale\b)")
 # A caption that names a number ("Nº Cliente:", "Kunden-Nr.") labels a code, not a party's block.
 _NUMBER_WORD = re.compile(r"\b(?:n|no|nr|num|number|nummer|numero|id|ref)\b")
+_IBAN = re.compile(r"^[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){3,7}(?: ?[A-Z0-9]{1,3})?\b")
 _HOUSE_NUMBER = re.compile(r"(?i)\b\d{1,4}[a-z]?\b")
 
 
@@ -301,6 +302,8 @@ def _totals(specs: list[FieldSpec], ranked: dict[str, list[Proposal]]) -> None:
     if best is None:
         return
     n, t, g = best[2]
+    # The arithmetic vouches for the tax as much as the scorer does for net and gross.
+    t.score = max(t.score, min(n.score, g.score))
     if float(g.value) < 0 < float(t.value):                                     # type: ignore[arg-type]
         t.normalize = {**t.normalize, "sign_of": names["gross_total"]}
         t.value = -float(t.value)                                               # type: ignore[arg-type]
@@ -327,6 +330,23 @@ def _pool(props: list[Proposal]) -> list[Proposal]:
     return out
 
 
+def iban_start(ix: DocIndex, span: Span) -> bool:
+    """The span begins an IBAN printed in groups ("NL82" of "NL82 9402 1510 6037 37"), or follows
+    the word IBAN: a bank account, not a VAT ID."""
+    seg = ix.segment(span.page, span.line, span.segment)
+    if _IBAN.match(seg.text[span.seg_start:]):
+        return True
+    return bool(re.search(r"(?i)\biban\W*$", seg.text[:span.seg_start]))
+
+
+def _vat_not_iban(ix: DocIndex, specs: list[FieldSpec], ranked: dict[str, list[Proposal]]) -> None:
+    for spec in specs:
+        if spec.concept == "seller_vat_id" and ranked.get(spec.name):
+            bad = [p for p in ranked[spec.name] if p.relation != "detect" and iban_start(ix, p.span)]
+            if bad:
+                demote(ranked[spec.name], bad)
+
+
 def _seller_vat_block(specs: list[FieldSpec], ranked: dict[str, list[Proposal]]) -> None:
     """A seller VAT ID whose block is headed by the buyer's name is the buyer's."""
     by = {s.concept: s.name for s in specs}
@@ -348,6 +368,7 @@ def refine(ix: DocIndex, specs: list[FieldSpec], ranked: dict[str, list[Proposal
     _dates(ix, specs, ranked)
     _party_names(ix, specs, ranked)
     _totals(specs, ranked)
+    _vat_not_iban(ix, specs, ranked)
     _seller_vat_block(specs, ranked)
     return ranked
 

@@ -238,3 +238,22 @@ def test_the_net_date_of_payment_terms_is_the_due_date():
     ranked["due_date"].sort(key=lambda p: -p.score)
     R.refine(ix, specs, ranked)
     assert ranked["due_date"][0].value == "2013-04-04" and ranked["due_date"][0].score == 0.9
+
+
+def test_the_start_of_an_iban_is_no_vat_id():
+    ix = DocIndex(make_doc([(40, 100, "IBAN NL82 9402 1510 6037 37"), (40, 120, "Btw nummer NL182591679B72")]))
+    seg_iban = ix.segment(1, 0, 0)
+    start = seg_iban.text.index("NL82")
+    iban = Span("identifier", "NL82", "NL82", 1, 0, 0, start, start + 4, seg_iban.bbox)
+    seg_vat = ix.segment(1, 1, 0)
+    vs = seg_vat.text.index("NL18")
+    vat = Span("identifier", "NL182591679B72", "NL182591679B72", 1, 1, 0, vs, len(seg_vat.text), seg_vat.bbox)
+    assert R.iban_start(ix, iban) and not R.iban_start(ix, vat)
+
+
+def test_an_agreeing_tax_is_kept_even_when_its_scorer_doubted_it():
+    ranked = {"net_total": [_prop("net_total", 6230.40, 0.95, 1)],
+              "tax_total": [_prop("tax_total", 21252.0, 0.12, 5), _prop("tax_total", 1308.38, 0.04, 2)],
+              "gross_total": [_prop("gross_total", 7538.78, 0.97, 3)]}
+    R._totals(_totals_specs(), ranked)
+    assert ranked["tax_total"][0].value == 1308.38 and ranked["tax_total"][0].score == 0.95
