@@ -5,14 +5,18 @@ judge one proposal at a time. Some mistakes are only visible from the document's
 hold for business documents in any language:
 
 * a date on a version or stylesheet line ("ZUGFeRD-Version: 2.1 vom 24.03.2020"), or in a running
-  header/footer printed on several pages, is not a date of this invoice;
-* a due date is the net one, not the date up to which a cash discount applies ("3% Skonto bis ...");
+  header/footer that counts pages, is not a date of this invoice;
+* a due date is the net one, not the date up to which a cash discount applies ("3% Skonto bis
+  ..."); when the scorer took the discount date, the net date of the same terms replaces it;
 * a party's name is the first line of its block under the caption ("Käufer:", "Bill to"), past
-  key-value lines ("Nummer: 009420"); a postcode/city line, a street line or a country line is
-  the address, and a street line is no label;
-* the totals agree: net + tax = gross; among several agreeing triples (a tax summary prints one per
-  rate), the document total is the largest;
-* the seller's VAT ID is printed in the seller's block, not in the buyer's.
+  key-value and code lines ("Nummer: 009420", "GLN 4304171000002"); a postcode/city line, a street
+  line, a code, or a line under a label that has its own value beside it is no name, and a street
+  line is no label;
+* the totals agree: net + tax = gross, net and gross of one sign; among several agreeing triples (a
+  tax summary prints one per rate) the document total is the largest; the tax the arithmetic
+  vouches for is kept, and a credit note's tax printed without its minus takes the gross's sign
+  (`normalize.sign_of`);
+* the seller's VAT ID is neither the start of an IBAN nor the one printed in the buyer's block.
 
 `refine(ix, specs, ranked)` re-orders each field's ranked proposals in place (only proposals the
 generator already made: every value still comes with its locator, replayed without any model).
