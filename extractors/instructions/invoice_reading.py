@@ -298,8 +298,8 @@ def _totals(specs: list[FieldSpec], ranked: dict[str, list[Proposal]]) -> None:
             t = _near(taxes, gv - nv)
             if t is None and gv < 0:
                 t = _near(taxes, abs(gv - nv))         # a credit note's tax printed without its minus
-            if t is None:
-                continue
+            if t is None or abs(float(t.value)) > abs(nv) + AGREE_TOLERANCE:     # type: ignore[arg-type]
+                continue                               # no tax rate is over 100 %: net and tax swapped
             key = (abs(gv), g.score + n.score + t.score)
             if best is None or key > best[:2]:
                 best = (key[0], key[1], (n, t, g))

@@ -257,3 +257,11 @@ def test_an_agreeing_tax_is_kept_even_when_its_scorer_doubted_it():
               "gross_total": [_prop("gross_total", 7538.78, 0.97, 3)]}
     R._totals(_totals_specs(), ranked)
     assert ranked["tax_total"][0].value == 1308.38 and ranked["tax_total"][0].score == 0.95
+
+
+def test_a_tax_larger_than_the_net_is_a_swap_not_a_triple():
+    ranked = {"net_total": [_prop("net_total", 330.13, 0.9, 1), _prop("net_total", 468.40, 0.85, 2)],
+              "tax_total": [_prop("tax_total", 3133.22, 0.8, 3), _prop("tax_total", 468.40, 0.7, 2)],
+              "gross_total": [_prop("gross_total", 3601.62, 0.95, 4)]}
+    R._totals(_totals_specs(), ranked)
+    assert ranked["net_total"][0].value == 330.13 and ranked["tax_total"][0].value == 3133.22   # unchanged
