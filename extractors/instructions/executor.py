@@ -499,6 +499,13 @@ def _has_letter(text: str) -> bool:
     return any(ch.isalpha() for ch in text)
 
 
+def _article_code(text: str) -> bool:
+    """One token of letters and digits, a third or more digits ("ZS997", "GZ250"): an article
+    number, not an item's name."""
+    t = text.strip()
+    return " " not in t and any(ch.isalpha() for ch in t) and sum(ch.isdigit() for ch in t) * 3 >= len(t)
+
+
 def _header_like(segs: list[Segment]) -> bool:
     return len(segs) >= HEADER_CELLS and not any(ch.isdigit() for s in segs for ch in s.text)
 
@@ -586,9 +593,14 @@ def execute_table(ix: DocIndex, table: TableRule, locale: Locale) -> tuple[list[
                         desc_y = line.bbox.y1
                 elif col == multiline and not starts and not numeric_elsewhere and isinstance(row[col], str) \
                         and _wraps(t, cells, multiline, desc_y, line.bbox.y0, pi.em, table):
-                    row[col] = f"{row[col]} {v}"
                     old = prov[col]
-                    prov[col] = Provenance(pno, old.bbox.union(b) if old.page == pno else old.bbox, row[col], old.anchor)
+                    if _article_code(str(row[col])):
+                        # The row's line printed only the article code; the name is the line below.
+                        row[col] = v
+                        prov[col] = Provenance(pno, b, t, old.anchor)
+                    else:
+                        row[col] = f"{row[col]} {v}"
+                        prov[col] = Provenance(pno, old.bbox.union(b) if old.page == pno else old.bbox, row[col], old.anchor)
                     appended = True
             if not starts and not appended:
                 desc_y = None                     # a note or reference line: the description is closed

@@ -47,3 +47,12 @@ def test_a_row_whose_description_has_no_letter_is_no_item():
     rows = _rows([(40, 115, "Trennblätter"), (300, 115, "20"), (450, 115, "198,00"),
                   (40, 140, "8,10 3,00"), (450, 140, "382,47")])
     assert rows == [{"description": "Trennblätter", "quantity": 20.0, "line_total": 198.0}]
+
+
+def test_an_article_code_alone_on_the_row_line_gives_way_to_the_name_below():
+    rows = _rows([(40, 115, "ZS997"), (300, 115, "100"), (450, 115, "100,00"), (40, 127, "Zitronensäure 100ml")])
+    assert rows[0]["description"] == "Zitronensäure 100ml"
+    rows = _rows([(40, 115, "M8"), (300, 115, "100"), (450, 115, "100,00")])        # a code alone stays
+    assert rows[0]["description"] == "M8"
+    rows = _rows([(40, 115, "Schrauben M8"), (300, 115, "100"), (450, 115, "100,00"), (40, 127, "verzinkt")])
+    assert rows[0]["description"] == "Schrauben M8 verzinkt"
