@@ -20,6 +20,11 @@ from docassay.extractors.spans import DocIndex, LabelMatch, Segment, Span
 __all__ = ["Provenance", "FieldValue", "Extraction", "execute", "locate", "execute_table"]
 
 MAX_REGEX_INPUT = 400
+# Lines a below/above text anchor reads, counting only lines with a letter: every segment of them
+# is a candidate, so a key-value line ("Nummer || : 009420") uses one line, not two places, and a
+# party's name three lines under its caption is reached. (It was three segments, letters or not:
+# the first candidates are the same, so instructions written before replay unchanged.)
+TEXT_BELOW_LINES = 3
 
 
 @dataclass(frozen=True)
@@ -63,6 +68,7 @@ def execute(ins: Instructions, doc: Document | DocIndex, *, with_alternatives: b
             out.provenance[name] = found.provenance
         if with_alternatives:
             out.alternatives[name] = alternatives(ix, rule, ins.locale, found)
+    _apply_sign_of(ins, out)
     for name, table in ins.tables.items():
         rows, provs = execute_table(ix, table, ins.locale)
         if rows:
@@ -76,6 +82,16 @@ def execute(ins: Instructions, doc: Document | DocIndex, *, with_alternatives: b
 
 
 # -- scalar fields ----------------------------------------------------------------------------------
+
+def _apply_sign_of(ins: Instructions, out: Extraction) -> None:
+    """`normalize: {"sign_of": F}`: an amount printed without its sign takes the sign of field F
+    (a credit note's tax under negative totals). Nothing changes when F was not read or is 0."""
+    for name, rule in ins.fields.items():
+        other = rule.normalize.get("sign_of") if rule.normalize else None
+        v, ref = out.record.get(name), out.record.get(str(other)) if other else None
+        if isinstance(v, float) and isinstance(ref, (int, float)) and ref != 0:
+            out.record[name] = abs(v) if ref > 0 else -abs(v)
+
 
 def locate_field(ix: DocIndex, rule: FieldRule, locale: Locale) -> FieldValue | None:
     for loc in (rule.locator, *rule.fallbacks):
@@ -202,6 +218,7 @@ def _text_near(ix: DocIndex, m: LabelMatch, rel: str, max_distance: float | None
         limit = (max_distance or 0.12) * pi.page.height
         step = 1 if rel == "below" else -1
         li = m.line + step
+        lettered_lines = 0
         while 0 <= li < len(pi.segments_by_line):
             segs = [s for s in pi.segments_by_line[li] if _column_overlap(s.bbox, m.bbox, pi.em)]
             dist = (segs[0].bbox.y0 - m.bbox.y1) if (segs and rel == "below") else ((m.bbox.y0 - segs[0].bbox.y1) if segs else 0)
@@ -209,7 +226,9 @@ def _text_near(ix: DocIndex, m: LabelMatch, rel: str, max_distance: float | None
                 break
             segs.sort(key=lambda s: abs(s.bbox.x0 - m.bbox.x0))
             out.extend(_whole(s) for s in segs)
-            if len(out) >= 3:
+            if any(any(ch.isalpha() for ch in s.text) for s in segs):
+                lettered_lines += 1
+            if lettered_lines >= TEXT_BELOW_LINES:
                 break
             li += step
     elif rel == "left":
@@ -470,6 +489,39 @@ def _assign(bounds: list[tuple[str | None, float, float]], zones: list[tuple[flo
 _REFERENCE_LINE = re.compile(r"\d{4,}|\d{1,2}[./-]\d{1,2}[./-]\d{2,4}|:\s*\S")
 
 
+# Item descriptions that wrap sit close under each other: a larger gap (x em) starts a note.
+WRAP_GAP = 1.0
+# A line of this many cells without a digit, below rows, is another table's header.
+HEADER_CELLS = 3
+
+
+def _has_letter(text: str) -> bool:
+    return any(ch.isalpha() for ch in text)
+
+
+def _article_code(text: str) -> bool:
+    """One token of letters and digits, a third or more digits ("ZS997", "GZ250"): an article
+    number, not an item's name."""
+    t = text.strip()
+    return " " not in t and any(ch.isalpha() for ch in t) and sum(ch.isdigit() for ch in t) * 3 >= len(t)
+
+
+def _header_like(segs: list[Segment]) -> bool:
+    return len(segs) >= HEADER_CELLS and not any(ch.isdigit() for s in segs for ch in s.text)
+
+
+def _wraps(text: str, cells: dict[str, tuple[str, BBox]], multiline: str | None, desc_y: float | None,
+           y0: float, em: float, table: TableRule) -> bool:
+    """A line continues the open description (a wrapped item name): right under its last line,
+    no reference or heading ("Verpackung: Karton", "Weitere Eigenschaften:"), and no words of
+    it in another column (a note printed across the table)."""
+    if desc_y is None or y0 - desc_y > WRAP_GAP * em:
+        return False
+    if _REFERENCE_LINE.search(text) or text.rstrip().endswith(":"):
+        return False
+    return not any(c != multiline and _has_letter(t) for c, (t, _b) in cells.items())
+
+
 def execute_table(ix: DocIndex, table: TableRule, locale: Locale) -> tuple[list[dict], list[dict[str, Provenance]]]:
     headers = _find_headers(ix, table)
     if not headers:
@@ -498,10 +550,14 @@ def execute_table(ix: DocIndex, table: TableRule, locale: Locale) -> tuple[list[
         if stop_lines:
             stopped = True
         last_y = None
+        desc_y: float | None = None               # bottom of the open description's last line
         for li in range(start_line, end_line):
             line = pi.page.lines[li]
             if last_y is not None and line.bbox.y0 - last_y > 6 * pi.em and rows:
                 stopped = True                    # a wide vertical gap ends the table
+                break
+            if rows and _header_like(pi.segments_by_line[li]):
+                stopped = True                    # another table's header (a tax summary) ends this one
                 break
             cells: dict[str, tuple[str, BBox]] = {}
             for wid in line.word_ids:
@@ -518,24 +574,38 @@ def execute_table(ix: DocIndex, table: TableRule, locale: Locale) -> tuple[list[
                 v = V.normalize(t, table.columns[col].type, locale, {})
                 if v is not None:
                     values[col] = v
-            starts = row_key in values
+            starts = row_key in values and not (multiline in cells and not _has_letter(cells[multiline][0]))
             if starts:
                 rows.append({})
                 provs.append({})
+                desc_y = line.bbox.y1 if multiline in values else None
             if not rows:
                 continue
             row, prov = rows[-1], provs[-1]
             numeric_elsewhere = any(c != multiline and c in values and table.columns[c].type != "text" for c in values)
+            appended = False
             for col, v in values.items():
                 t, b = cells[col]
                 if col not in row:
                     row[col] = v
                     prov[col] = Provenance(pno, b, t, f"table column {table.columns[col].header!r}")
+                    if col == multiline and not starts:
+                        desc_y = line.bbox.y1
                 elif col == multiline and not starts and not numeric_elsewhere and isinstance(row[col], str) \
-                        and not _REFERENCE_LINE.search(t):
-                    row[col] = f"{row[col]} {v}"
+                        and _wraps(t, cells, multiline, desc_y, line.bbox.y0, pi.em, table):
                     old = prov[col]
-                    prov[col] = Provenance(pno, old.bbox.union(b) if old.page == pno else old.bbox, row[col], old.anchor)
+                    if _article_code(str(row[col])):
+                        # The row's line printed only the article code; the name is the line below.
+                        row[col] = v
+                        prov[col] = Provenance(pno, b, t, old.anchor)
+                    else:
+                        row[col] = f"{row[col]} {v}"
+                        prov[col] = Provenance(pno, old.bbox.union(b) if old.page == pno else old.bbox, row[col], old.anchor)
+                    appended = True
+            if not starts and not appended:
+                desc_y = None                     # a note or reference line: the description is closed
+            elif appended:
+                desc_y = line.bbox.y1
             last_y = line.bbox.y1
     keep = [i for i, r in enumerate(rows) if len(r) >= 2 or (len(r) == 1 and len(table.columns) == 1)]
     return [rows[i] for i in keep], [provs[i] for i in keep]

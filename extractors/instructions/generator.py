@@ -13,7 +13,7 @@ from typing import Callable, Mapping
 
 from docassay.extractors import normalize as norm
 from docassay.extractors.document import Document
-from docassay.extractors.instructions import baseline
+from docassay.extractors.instructions import baseline, invoice_reading
 from docassay.extractors.instructions.address_priors import address_priors
 from docassay.extractors.instructions.amount_roles import total_priors
 from docassay.extractors.instructions.delimit import refine_rule
@@ -83,7 +83,7 @@ def generate(doc: Document | DocIndex, schema: Mapping[str, object], *, scorer: 
     locale = detect_locale(ix)
     proposals = {s.name: propose(ix, s, locale) for s in specs}
     tokens = TokenCount(*_cost(scorer, ix, specs, proposals))
-    ranked = receipt_priors(ix, specs, scorer(ix, specs, proposals))
+    ranked = receipt_priors(ix, specs, invoice_reading.refine(ix, specs, scorer(ix, specs, proposals)))
     by_name = {s.name: s for s in specs}
     fields = {name: refine_rule(ix, by_name[name], p, p.rule(by_name[name]), locale) for name, p in assign(specs, ranked).items()}
     table_options = {name: propose_tables(ix, cols, locale) for name, cols in table_specs.items()}

@@ -39,10 +39,11 @@ class Proposal:
     score: float = 0.0
 
     lines: int = 1             # multi-line values (addresses): how many lines the value spans here
+    normalize: dict[str, object] = dataclasses.field(default_factory=dict)   # FieldRule.normalize overrides
 
     def rule(self, spec: FieldSpec) -> FieldRule:
         lines = self.lines if spec.multiline and self.lines > 1 else None
-        return FieldRule(type=spec.type, locator=self.locator, lines=lines)
+        return FieldRule(type=spec.type, locator=self.locator, lines=lines, normalize=dict(self.normalize))
 
 
 # A currency printed before the amount is part of the value's cell, not of its label.
