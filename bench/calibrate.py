@@ -40,6 +40,7 @@ from bench.datasets import DEFAULT_DATA, BenchDoc, SynthSize
 from bench.passes import PassSpec, model_available, run_isolated
 from bench.scoring import field_correct, score_items
 from bench.session import Session, SessionConfig
+from bench.sightings import booked
 from bench.splits import HOLDOUT, TUNE, select
 from docassay.verifiers.confidence import FAMILIES, Calibrator, Example, ece, load, reliability
 from docassay.verifiers.confidence.calibrator import DEFAULT_WEIGHTS
@@ -275,12 +276,15 @@ def evaluate(out: Path, *, synth: SynthSize, generator: str, limit: int | None, 
             parts=(f"dev-invoices.{TUNE}", f"dev-invoices.{HOLDOUT}", f"dev-receipts.{TUNE}", f"dev-receipts.{HOLDOUT}",
                    "synth-invoices-unseen", "synth-receipts-unseen"))
     cal = load(weights)
-    lines = [f"live passes at target {target:.2f}" + (" with doubt repair" if doubt_repair else ""), "", "| part | docs | pass rate | verified precision |", "|---|---|---|---|"]
+    lines = [f"live passes at target {target:.2f}" + (" with doubt repair" if doubt_repair else ""), "",
+             "| part | docs | pass rate | verified precision | invoices booked (distinct number + seller) |", "|---|---|---|---|---|"]
     for part in (f"dev-invoices.{TUNE}", f"dev-invoices.{HOLDOUT}", f"dev-receipts.{TUNE}", f"dev-receipts.{HOLDOUT}",
                  "synth-invoices-unseen", "synth-receipts-unseen"):
         docs = load_part(out, part)
         x = risk_coverage(cal, docs, (target,), live=True)[0]
-        lines.append(f"| {part} | {x['docs']} | {_f(x['pass_rate'])} ({x['accepted']}) | {_f(x['verified_precision'])} |")
+        got, distinct = booked(docs)     # a repeat of an accepted invoice is refused as stale, rightly
+        lines.append(f"| {part} | {x['docs']} | {_f(x['pass_rate'])} ({x['accepted']}) | {_f(x['verified_precision'])} "
+                     f"| {_f(got / distinct if distinct else None)} ({got} of {distinct}) |")
     return "\n".join(lines)
 
 
