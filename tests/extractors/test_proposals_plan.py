@@ -49,3 +49,17 @@ def test_fields_of_one_type_share_a_plan_and_get_their_own_proposals() -> None:
     address = [p for p in together["seller_address"] if p.span.text.startswith("Muster")]
     name = [p for p in together["buyer_name"] if p.span.text.startswith("Muster")]
     assert address and name and {p.lines for p in name} == {1}, "only a multi-line field counts continuation lines"
+
+
+def test_the_currency_vote_is_taken_once_per_document() -> None:
+    from docassay.extractors.instructions.executor import candidates_for
+    from docassay.extractors.instructions.language import FieldRule, Locator
+    loc = Locator(by="detect", what="currency")
+    rule = FieldRule("currency", loc)
+    ix = DocIndex(invoice())
+    first = candidates_for(ix, loc, rule)
+    assert first and {s.value for s in first} == {"EUR"}
+    assert ("detect_currency",) in ix.memo
+    first.clear()                                   # a caller's list is its own
+    again = candidates_for(ix, loc, rule)
+    assert [s.key for s in again] == [s.key for s in candidates_for(DocIndex(invoice()), loc, rule)] != []
