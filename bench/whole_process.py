@@ -170,7 +170,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         shutil.copyfile(p, docs / Path(p).name)
     cli = [py, "-m", "docassay.flows.cli"]
     extract = [*cli, "extract", "--schema", str(SCHEMA), "--rules", str(RULES), "--home", str(home),
-               "--generator", args.generator, "--quiet"]
+               "--generator", args.generator, "--quiet", "--overwrite"]   # rounds reuse their --out folders
     results: dict[str, Figures] = {}
     try:
         first = timed("first run", [*extract, str(docs), "--out", str(work / "first")], len(pdfs), env=env)
