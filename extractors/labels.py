@@ -258,6 +258,7 @@ def label_score(text: str, labels: tuple[str, ...]) -> tuple[float, str]:
     best, best_label = 0.0, ""
     tt = t.split()
     exact = set(tt)
+    matched: dict[str, float] = {}          # _token_match of a label token against this text, once per token
     padded = f" {t} "
     n_t = max(len(t), 1)
     for lab, lt, n_lab, space_lab, lab_space, padded_lab, weight in _label_forms(labels):
@@ -271,7 +272,12 @@ def label_score(text: str, labels: tuple[str, ...]) -> tuple[float, str]:
         elif padded_lab in padded:
             s = 0.3 + 0.3 * cover
         else:
-            common = sum(_token_match(a, tt, exact) for a in lt)
+            common = 0.0
+            for a in lt:
+                m = matched.get(a)
+                if m is None:
+                    m = matched[a] = _token_match(a, tt, exact)
+                common += m
             if common and len(lt) == len(tt):
                 s = 0.95 * common / len(lt)          # every token, some abbreviated ("Rechn.-Nr.")
             else:
