@@ -95,7 +95,6 @@ def test_printed_values_are_read_once_per_document_and_found_as_before() -> None
     """The printed amounts and the folded segment texts are kept in `ix.memo` for all the XML's
     values; a later search on the same index finds what a fresh index finds."""
     from builders import make_doc
-
     from docassay.extractors.einvoice.printed import find_printed
     from docassay.extractors.spans import DocIndex
     doc = make_doc([(40, 20, "Muster GmbH"), (40, 100, "Netto"), (400, 100, "1.000,00 EUR"),

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from builders import make_doc
 
+from builders import make_doc
 from docassay.extractors.instructions import generator
 from docassay.extractors.instructions.generator import estimate_tokens, generate, prepare
 from docassay.extractors.spans import DocIndex

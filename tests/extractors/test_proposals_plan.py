@@ -4,7 +4,6 @@ on a fresh index, and they are its own objects (a scorer sets their scores)."""
 from __future__ import annotations
 
 from builders import make_doc
-
 from docassay.extractors.instructions.generator import detect_locale
 from docassay.extractors.instructions.proposals import propose
 from docassay.extractors.labels import field_specs
