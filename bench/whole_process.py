@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -165,11 +166,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     home = work / "home"
     docs = work / "docs"
     docs.mkdir()
-    for p in pdfs:                                   # symlinks: the CLI reads folders, not lists
-        (docs / Path(p).name).symlink_to(p)
+    for p in pdfs:                 # copies: the CLI reads folders, not lists, and refuses symbolic links
+        shutil.copyfile(p, docs / Path(p).name)
     cli = [py, "-m", "docassay.flows.cli"]
     extract = [*cli, "extract", "--schema", str(SCHEMA), "--rules", str(RULES), "--home", str(home),
-               "--generator", args.generator, "--quiet"]
+               "--generator", args.generator, "--quiet", "--overwrite"]   # rounds reuse their --out folders
     results: dict[str, Figures] = {}
     try:
         first = timed("first run", [*extract, str(docs), "--out", str(work / "first")], len(pdfs), env=env)
@@ -187,20 +188,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         mdir = work / "matched"
         mdir.mkdir()
         for src in matched:
-            (mdir / Path(src).name).symlink_to(os.path.realpath(src))
+            shutil.copyfile(src, mdir / Path(src).name)
         r = timed("docassay matched", [*extract, str(mdir), "--out", str(work / "mk")], len(matched), env=env)
         results["docassay, every known-matched document (once)"] = Figures("matched", len(matched))
         results["docassay, every known-matched document (once)"].add(r, rows_of(work / "mk" / "results.jsonl"))
         kdir = work / "known"
         kdir.mkdir()
         for src in known:
-            (kdir / Path(src).name).symlink_to(os.path.realpath(src))
+            shutil.copyfile(src, kdir / Path(src).name)
         klist = work / "known.json"
         klist.write_text(json.dumps([os.path.realpath(s) for s in known]))
         one = work / "one"
         one.mkdir()
         if known:
-            (one / Path(known[0]).name).symlink_to(os.path.realpath(known[0]))
+            shutil.copyfile(known[0], one / Path(known[0]).name)
         have_i2d = I2D_BIN.exists()
         for _ in range(args.rounds):
             r = timed("docassay known", [*extract, str(kdir), "--out", str(work / "k")], len(known), env=env)
@@ -224,6 +225,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             results.setdefault("docassay --help", Figures("help", 0)).add(r)
     finally:
         _stop_embedded(home, env)
+        shutil.rmtree(work, ignore_errors=True)
     report = {k: v.to_json() for k, v in results.items()}
     k, i = report.get("docassay known path (replays that verify)"), report.get("invoice2data (same files)")
     if k and i and k["docs_per_s"] and i["docs_per_s"]:
@@ -258,7 +260,7 @@ def _f(x: float | None, digits: int) -> str:
 
 
 def _stop_embedded(home: Path, env: dict) -> None:
-    code = ("import sys; from pathlib import Path; from infra.db import embedded; "
+    code = ("import sys; from pathlib import Path; from docassay.infra.db import embedded; "
             "embedded.stop(embedded.data_dir_for(Path(sys.argv[1])))")
     subprocess.run([sys.executable, "-c", code, str(home)], env=env, cwd=ROOT, check=False)
 

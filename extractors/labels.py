@@ -162,8 +162,11 @@ def fold_label(text: str) -> str:
     return " ".join(_PUNCT.sub(" ", t).split())
 
 
-def _token_match(token: str, others: list[str]) -> float:
-    """1 for an equal token, 0.8 when one is an abbreviation (prefix of 3+ letters) of the other."""
+def _token_match(token: str, others: list[str], exact: set[str] | frozenset[str] = frozenset()) -> float:
+    """1 for an equal token, 0.8 when one is an abbreviation (prefix of 3+ letters) of the other.
+    `exact`: `set(others)` when the caller has it (an equal token is then found without the loop)."""
+    if token in exact:
+        return 1.0
     best = 0.0
     for o in others:
         if o == token:
@@ -233,6 +236,14 @@ def field_specs(properties: Mapping[str, Mapping[str, object]], required: tuple[
     return out
 
 
+@lru_cache(maxsize=4096)
+def _label_forms(labels: tuple[str, ...]) -> tuple[tuple[str, tuple[str, ...], int, str, str, str, float], ...]:
+    """Per non-empty label, what `label_score` compares with: its tokens, length, " label",
+    "label ", " label " and its length weight (computed once per label tuple, not per text)."""
+    return tuple((lab, tuple(lab.split()), len(lab), " " + lab, lab + " ", f" {lab} ", 0.9 + 0.1 * min(1.0, len(lab) / 12))
+                 for lab in labels if lab)
+
+
 @lru_cache(maxsize=262144)
 def label_score(text: str, labels: tuple[str, ...]) -> tuple[float, str]:
     """How well `text` (the words printed next to a value) reads as one of `labels`.
@@ -246,26 +257,32 @@ def label_score(text: str, labels: tuple[str, ...]) -> tuple[float, str]:
         return 0.0, ""
     best, best_label = 0.0, ""
     tt = t.split()
-    for lab in labels:
-        if not lab:
-            continue
-        cover = min(1.0, len(lab) / max(len(t), 1))
-        lt = lab.split()
+    exact = set(tt)
+    matched: dict[str, float] = {}          # _token_match of a label token against this text, once per token
+    padded = f" {t} "
+    n_t = max(len(t), 1)
+    for lab, lt, n_lab, space_lab, lab_space, padded_lab, weight in _label_forms(labels):
+        cover = min(1.0, n_lab / n_t)
         if t == lab:
             s = 1.0
-        elif t.endswith(" " + lab):
+        elif t.endswith(space_lab):
             s = 0.6 + 0.35 * cover            # labels sit right before their values: the end counts most
-        elif t.startswith(lab + " "):
+        elif t.startswith(lab_space):
             s = 0.35 + 0.35 * cover
-        elif f" {lab} " in f" {t} ":
+        elif padded_lab in padded:
             s = 0.3 + 0.3 * cover
         else:
-            common = sum(_token_match(a, tt) for a in lt)
+            common = 0.0
+            for a in lt:
+                m = matched.get(a)
+                if m is None:
+                    m = matched[a] = _token_match(a, tt, exact)
+                common += m
             if common and len(lt) == len(tt):
                 s = 0.95 * common / len(lt)          # every token, some abbreviated ("Rechn.-Nr.")
             else:
                 s = 0.7 * common / max(len(lt), len(tt)) if common else 0.0
-        s *= 0.9 + 0.1 * min(1.0, len(lab) / 12)
+        s *= weight
         if s > best:
             best, best_label = s, lab
     return best, best_label

@@ -90,6 +90,9 @@ class DocIndex:
     pages: list[PageIndex] = field(init=False)
     _spans: dict[str, list[Span]] = field(default_factory=dict, init=False)
     _labels: dict[tuple[str, int | None], list[LabelMatch]] = field(default_factory=dict, init=False)
+    memo: dict[tuple, object] = field(default_factory=dict, init=False, repr=False, compare=False)
+    """What callers derive from this document alone, kept for the document's other uses (the
+    proposals of one value type serve every field of that type: extractors/instructions/proposals.py)."""
 
     def __post_init__(self) -> None:
         self.pages = [_index_page(p) for p in self.doc.pages]

@@ -6,7 +6,7 @@ from __future__ import annotations
 from contextlib import nullcontext
 from typing import TYPE_CHECKING, Any
 
-from docassay.extractors.instructions.generator import Generation, estimate_tokens, generate
+from docassay.extractors.instructions.generator import Generation, estimate_tokens, generate, prepare
 from docassay.extractors.spans import DocIndex
 from docassay.flows.results import Row
 
@@ -19,18 +19,20 @@ __all__ = ["metered_generate"]
 def metered_generate(ix: DocIndex, job: "Job", row: Row, timer: Any = None) -> tuple[Generation | None, str | None]:
     """(instructions generated for this page, None), or (None, the budget's reason) when the token
     budget refuses the model call; a call that raises gives its reservation back. With `timer` (the
-    pipeline's stage timer) the model call alone is timed as the `generate` stage: a refused call
-    has no such stage."""
+    pipeline's stage timer) the proposals (shared by the estimate and the call) are the `propose`
+    stage and the model call the `generate` stage: a refused call has no `generate` stage."""
     reservation = None
+    with timer.stage("propose") if timer is not None else nullcontext():
+        prepared = prepare(ix, job.schema)           # the proposals: computed once, for the estimate and the call
     if job.budget is not None:
-        est_in, est_out = estimate_tokens(ix, job.schema, job.scorer)
+        est_in, est_out = estimate_tokens(ix, job.schema, job.scorer, prepared=prepared)
         if est_in or est_out:
             reservation = job.budget.reserve(est_in, est_out)
             if reservation is None:
                 return None, job.budget.reason
     try:
         with timer.stage("generate") if timer is not None else nullcontext():
-            gen = generate(ix, job.schema, scorer=job.scorer, produced_by=job.generator)
+            gen = generate(ix, job.schema, scorer=job.scorer, produced_by=job.generator, prepared=prepared)
     except BaseException:
         if reservation is not None:
             reservation.cancel()

@@ -43,16 +43,28 @@ def _hit(ix: DocIndex, seg: Segment, start: int, end: int) -> Printed:
     return Printed(seg.page, ix.sub_bbox(seg, start, end), seg.text[start:end])
 
 
+def _printed_amounts(ix: DocIndex) -> list[tuple[Segment, int, int, list[Decimal]]]:
+    """Every printed amount of the document in reading order: (segment, start, end, the values of
+    its readings), read once per document (`ix.memo`) for all the XML's amounts."""
+    found = ix.memo.get(("printed_amounts",))
+    if found is None:
+        found = ix.memo[("printed_amounts",)] = [
+            (seg, tok.start, tok.end, [r.value for r in norm.amount_readings(seg.text[tok.start:tok.end]) or [tok]])
+            for seg in _segments(ix) for tok in norm.find_amounts(seg.text)]
+    assert isinstance(found, list)
+    return found
+
+
 def _amount(ix: DocIndex, target: float) -> Printed | None:
     want = Decimal(str(round(target, 6)))
+    tolerance = Decimal(str(AMOUNT_TOLERANCE))
     signless = None
-    for seg in _segments(ix):
-        for tok in norm.find_amounts(seg.text):
-            for r in norm.amount_readings(seg.text[tok.start:tok.end]) or [tok]:
-                if abs(r.value - want) <= Decimal(str(AMOUNT_TOLERANCE)):
-                    return _hit(ix, seg, tok.start, tok.end)
-                if signless is None and want != 0 and abs(abs(r.value) - abs(want)) <= Decimal(str(AMOUNT_TOLERANCE)):
-                    signless = _hit(ix, seg, tok.start, tok.end)
+    for seg, start, end, values in _printed_amounts(ix):
+        for value in values:
+            if abs(value - want) <= tolerance:
+                return _hit(ix, seg, start, end)
+            if signless is None and want != 0 and abs(abs(value) - abs(want)) <= tolerance:
+                signless = _hit(ix, seg, start, end)
     return signless
 
 
@@ -93,12 +105,20 @@ def _squash(text: str) -> tuple[str, list[int]]:
     return "".join(out), pos
 
 
+def _squashed(ix: DocIndex) -> list[tuple[Segment, str, list[int]]]:
+    """Every segment with its `_squash`, once per document (`ix.memo`) for all the XML's texts."""
+    found = ix.memo.get(("printed_squashed",))
+    if found is None:
+        found = ix.memo[("printed_squashed",)] = [(seg, *_squash(seg.text)) for seg in _segments(ix)]
+    assert isinstance(found, list)
+    return found
+
+
 def _text_line(ix: DocIndex, line: str, *, whole_tokens: bool) -> Printed | None:
     want, _ = _squash(line)
     if not want:
         return None
-    for seg in _segments(ix):
-        have, pos = _squash(seg.text)
+    for seg, have, pos in _squashed(ix):
         i = have.find(want)
         while i >= 0:
             start, end = pos[i], pos[i + len(want) - 1] + 1

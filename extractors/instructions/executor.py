@@ -291,11 +291,15 @@ def _pattern_candidates(ix: DocIndex, loc: Locator) -> list[Span]:
 
 
 def _detect_currency(ix: DocIndex) -> list[Span]:
-    """The currency the document's amounts are in (by vote), located where it is first printed."""
-    code = norm.detect_currency(seg.text for pi in ix.pages for seg in pi.segments)
-    if code is None:
-        return []
-    return [s for s in ix.spans("currency") if s.value == code]
+    """The currency the document's amounts are in (by vote), located where it is first printed.
+    Voted once per document (`ix.memo`): every replay, fix and proposal of a currency field asks."""
+    found = ix.memo.get(("detect_currency",))
+    if found is None:
+        code = norm.detect_currency(seg.text for pi in ix.pages for seg in pi.segments)
+        found = ix.memo[("detect_currency",)] = () if code is None else tuple(
+            s for s in ix.spans("currency") if s.value == code)
+    assert isinstance(found, tuple)
+    return list(found)
 
 
 def _to_value(ix: DocIndex, span: Span, rule: FieldRule, locale: Locale, anchor: str) -> FieldValue | None:

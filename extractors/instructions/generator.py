@@ -24,7 +24,7 @@ from docassay.extractors.instructions.proposals import Proposal, propose
 from docassay.extractors.labels import LEXICON, FieldSpec, field_specs, fold_label, label_score
 from docassay.extractors.spans import DocIndex
 
-__all__ = ["Generation", "Scorer", "TokenCount", "generate", "estimate_tokens", "detect_locale", "schema_fields", "propose_tables", "MIN_SCORE"]
+__all__ = ["Generation", "Prepared", "Scorer", "TokenCount", "generate", "prepare", "estimate_tokens", "detect_locale", "schema_fields", "propose_tables", "MIN_SCORE"]
 
 Scorer = Callable[[DocIndex, list[FieldSpec], dict[str, list[Proposal]]], dict[str, list[Proposal]]]
 """Ranks proposals. A scorer that calls a model also has `tokens(ix, specs, proposals) -> (input,
@@ -75,13 +75,42 @@ def detect_locale(ix: DocIndex) -> Locale:
     return Locale(decimal=decimal, date_order=order, currency=currency)
 
 
-def generate(doc: Document | DocIndex, schema: Mapping[str, object], *, scorer: Scorer | None = None,
-             produced_by: str = "baseline") -> Generation:
+@dataclass
+class Prepared:
+    """What generation computes from the document before any scorer runs: the schema's field specs,
+    the locale and every field's proposals. Computed once per document (`prepare`) and shared by the
+    token estimate a budget reserves and the generation that follows it, which would otherwise
+    compute the proposals twice (they are most of a generation's time)."""
+    ix: DocIndex
+    schema: Mapping[str, object]
+    specs: list[FieldSpec]
+    table_specs: dict[str, list[FieldSpec]]
+    locale: Locale
+    proposals: dict[str, list[Proposal]]
+
+
+def prepare(doc: Document | DocIndex, schema: Mapping[str, object]) -> Prepared:
     ix = doc if isinstance(doc, DocIndex) else DocIndex(doc)
-    scorer = scorer or baseline.score_proposals
     specs, table_specs = schema_fields(schema)
     locale = detect_locale(ix)
-    proposals = {s.name: propose(ix, s, locale) for s in specs}
+    return Prepared(ix, schema, specs, table_specs, locale, {s.name: propose(ix, s, locale) for s in specs})
+
+
+def _prepared(doc: Document | DocIndex, schema: Mapping[str, object], prepared: Prepared | None) -> Prepared:
+    if prepared is None:
+        return prepare(doc, schema)
+    if prepared.schema is not schema or (prepared.ix is not doc and prepared.ix.doc is not doc):
+        raise ValueError("generate: `prepared` was computed for another document or schema")
+    return prepared
+
+
+def generate(doc: Document | DocIndex, schema: Mapping[str, object], *, scorer: Scorer | None = None,
+             produced_by: str = "baseline", prepared: Prepared | None = None) -> Generation:
+    """Instructions for `doc`. `prepared`: `prepare(doc, schema)` computed already (the budget's
+    estimate); its proposals are scored here (the scorer sets their scores), so it serves one call."""
+    pre = _prepared(doc, schema, prepared)
+    ix, specs, table_specs, locale, proposals = pre.ix, pre.specs, pre.table_specs, pre.locale, pre.proposals
+    scorer = scorer or baseline.score_proposals
     tokens = TokenCount(*_cost(scorer, ix, specs, proposals))
     ranked = receipt_priors(ix, specs, invoice_reading.refine(ix, specs, scorer(ix, specs, proposals)))
     by_name = {s.name: s for s in specs}
@@ -103,15 +132,14 @@ def _cost(scorer: Scorer, ix: DocIndex, specs: list[FieldSpec], proposals: dict[
     return tokens(ix, specs, proposals) if callable(tokens) else (0, 0)
 
 
-def estimate_tokens(doc: Document | DocIndex, schema: Mapping[str, object], scorer: Scorer | None) -> tuple[int, int]:
+def estimate_tokens(doc: Document | DocIndex, schema: Mapping[str, object], scorer: Scorer | None, *,
+                    prepared: Prepared | None = None) -> tuple[int, int]:
     """What generating instructions for this document would cost in model tokens, without calling
-    the model (0, 0 for the baseline, which calls none)."""
+    the model (0, 0 for the baseline, which calls none). `prepared`: as for `generate` (read only here)."""
     if scorer is None or not callable(getattr(scorer, "tokens", None)):
         return 0, 0
-    ix = doc if isinstance(doc, DocIndex) else DocIndex(doc)
-    specs, _ = schema_fields(schema)
-    locale = detect_locale(ix)
-    return _cost(scorer, ix, specs, {s.name: propose(ix, s, locale) for s in specs})
+    pre = _prepared(doc, schema, prepared)
+    return _cost(scorer, pre.ix, pre.specs, pre.proposals)
 
 
 def assign(specs: list[FieldSpec], ranked: dict[str, list[Proposal]]) -> dict[str, Proposal]:

@@ -190,37 +190,79 @@ def _same(a: Span, b: Span) -> bool:
     return a.page == b.page and a.line == b.line and abs(a.bbox.x0 - b.bbox.x0) < 1.0 and abs(a.bbox.x1 - b.bbox.x1) < 1.0
 
 
-def _spans_for(ix: DocIndex, spec: FieldSpec) -> list[Span]:
-    if spec.type in ("amount", "number", "integer"):
+def _spans_of(ix: DocIndex, vtype: str) -> list[Span]:
+    if vtype in ("amount", "number", "integer"):
         return ix.spans("amount")
-    if spec.type == "text":
+    if vtype == "text":
         return ix.spans("text")
-    if spec.type == "boolean":
+    if vtype == "boolean":
         return []
-    return ix.spans(spec.type)
+    return ix.spans(vtype)
+
+
+_Entry = tuple[Locator, str, str, int, str]          # locator, label, relation, rank, section
+
+
+@dataclass
+class _Plan:
+    """What `propose` finds for one value type on one document, whichever field asks: the detected
+    currency, and per span its value and its (locator, label, relation, rank, section) entries."""
+    detect: tuple[Span, Locator] | None
+    spans: list[tuple[Span, object, list[_Entry]]]
 
 
 def propose(ix: DocIndex, spec: FieldSpec, locale: Locale) -> list[Proposal]:
-    """Every proposal for one field whose locator, replayed on this document, finds its span."""
+    """Every proposal for one field whose locator, replayed on this document, finds its span.
+
+    The spans, their locators and their replays depend on the field's value type and the locale
+    only, so they are found once per document and type (`_plan`, kept in `ix.memo`) and every field
+    of that type (net, tax and gross totals; issue and due dates) gets its own proposals from them."""
+    key = ("proposals", spec.type, locale)
+    plan = ix.memo.get(key)
+    if plan is None:
+        plan = ix.memo[key] = _plan(ix, spec.type, locale)
+    assert isinstance(plan, _Plan)
     out: list[Proposal] = []
-    seen: set[tuple] = set()
-    if spec.type == "currency":
+    if plan.detect is not None:
+        span, loc = plan.detect
+        out.append(Proposal(spec.name, span, loc, span.value, "", "detect"))
+    for span, value, entries in plan.spans:
+        n_lines = _continuation(ix, span) if spec.multiline else 1
+        for loc, label, relation, rank, sect in entries:
+            out.append(Proposal(spec.name, span, loc, value, label, relation, rank, sect, lines=n_lines))
+    return out
+
+
+def _continuation(ix: DocIndex, span: Span) -> int:
+    key = ("continuation_lines", span.key)
+    n = ix.memo.get(key)
+    if n is None:
+        n = ix.memo[key] = continuation_lines(ix, span)
+    assert isinstance(n, int)
+    return n
+
+
+def _plan(ix: DocIndex, vtype: str, locale: Locale) -> _Plan:
+    detect: tuple[Span, Locator] | None = None
+    if vtype == "currency":
         loc = Locator(by="detect", what="currency")
-        hits = candidates_for(ix, loc, FieldRule(spec.type, loc))
+        hits = candidates_for(ix, loc, FieldRule(vtype, loc))
         if hits:
-            out.append(Proposal(spec.name, hits[0], loc, hits[0].value, "", "detect"))
-    for span in _spans_for(ix, spec):
-        value = V.normalize(span.text, spec.type, locale, {})
+            detect = (hits[0], loc)
+    spans: list[tuple[Span, object, list[_Entry]]] = []
+    seen: set[tuple] = set()
+    for span in _spans_of(ix, vtype):
+        value = V.normalize(span.text, vtype, locale, {})
         if value is None:
             continue
-        n_lines = continuation_lines(ix, span) if spec.multiline else 1
+        entries: list[_Entry] = []
         for label, relation, lbox in label_context(ix, span):
             found_occ = _occurrence(ix, label, lbox, span.page)
             if found_occ is None:
                 continue
             occ, exact = found_occ
             loc = Locator(by="anchor", label=label, relation=relation, occurrence=occ, exact=exact)
-            probe = FieldRule(spec.type, loc)
+            probe = FieldRule(vtype, loc)
             found = candidates_for(ix, loc, probe)
             rank = next((i for i, s in enumerate(found[:5]) if _same(s, span)), None)
             if rank is None:
@@ -232,7 +274,7 @@ def propose(ix: DocIndex, spec: FieldSpec, locale: Locale) -> list[Proposal]:
                 continue
             seen.add(key)
             sect = section_heading(ix, span.page, min(span.line, _line_of(ix, lbox, span)), min(lbox.x0, span.bbox.x0))
-            out.append(Proposal(spec.name, span, loc, value, label, relation, rank, sect, lines=n_lines))
+            entries.append((loc, label, relation, rank, sect))
         # Always also offer the span by its place on the page (for values printed without a label).
         pi = ix.page(span.page)
         W, H = pi.page.width, pi.page.height
@@ -241,12 +283,12 @@ def propose(ix: DocIndex, spec: FieldSpec, locale: Locale) -> list[Proposal]:
         loc = Locator(by="region", page=span.page if span.page == 1 else span.page - len(ix.pages) - 1,
                       bbox=(max(0.0, b.x0 / W - pad_x), max(0.0, b.y0 / H - pad_y),
                             min(1.0, b.x1 / W + pad_x), min(1.0, b.y1 / H + pad_y)), pick="nearest")
-        found = candidates_for(ix, loc, FieldRule(spec.type, loc))
+        found = candidates_for(ix, loc, FieldRule(vtype, loc))
         if found and _same(found[0], span) and (span.key, "region") not in seen:
             seen.add((span.key, "region"))
-            out.append(Proposal(spec.name, span, loc, value, "", "region", 0,
-                                section_heading(ix, span.page, span.line, span.bbox.x0), lines=n_lines))
-    return out
+            entries.append((loc, "", "region", 0, section_heading(ix, span.page, span.line, span.bbox.x0)))
+        spans.append((span, value, entries))
+    return _Plan(detect, spans)
 
 
 def text_after_label(ix: DocIndex, label: str, relation: str, occurrence: int) -> list[Span]:

@@ -89,3 +89,21 @@ def test_credit_note_amounts_as_written_or_negative() -> None:
     assert map_record(read_xml(ZUGFERD1), neg).record["gross_total"] == -8.79
     with pytest.raises(ConfigError):
         map_record(cn, {**SCHEMA, "x-docassay": {"einvoice": {"credit_note_amounts": "flip"}}})
+
+
+def test_printed_values_are_read_once_per_document_and_found_as_before() -> None:
+    """The printed amounts and the folded segment texts are kept in `ix.memo` for all the XML's
+    values; a later search on the same index finds what a fresh index finds."""
+    from builders import make_doc
+    from docassay.extractors.einvoice.printed import find_printed
+    from docassay.extractors.spans import DocIndex
+    doc = make_doc([(40, 20, "Muster GmbH"), (40, 100, "Netto"), (400, 100, "1.000,00 EUR"),
+                    (40, 112, "Gutschrift"), (400, 112, "-190,00"), (40, 124, "Rechnung Nr. RE-4711")])
+    ix = DocIndex(doc)
+    asks = [(1000.0, "amount"), (190.0, "amount"), (-190.0, "amount"), (12.5, "amount"),
+            ("RE-4711", "identifier"), ("muster gmbh", "text"), ("Nobody", "text")]
+    shared = [find_printed(ix, v, k) for v, k in asks]
+    assert ("printed_amounts",) in ix.memo and ("printed_squashed",) in ix.memo
+    assert shared == [find_printed(DocIndex(doc), v, k) for v, k in asks]
+    assert [p is not None for p in shared] == [True, True, True, False, True, True, False]
+    assert shared[1] == shared[2] and shared[1].text == "-190,00", "a credit printed with its sign, found either way"
