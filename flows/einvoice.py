@@ -515,6 +515,29 @@ def _reproduced(target: dict, ext: Extraction, cfg: VerifySettings, lines_field:
     return out
 
 
+FRESH_LAYOUT_TRIED = "einvoice_fresh_layout_tried"
+"""A format version's meta key: the hybrid on which a freshly generated layout read no more of the
+XML than the version's replay (how much the replay read there, and the fresh layout)."""
+
+
+def fresh_layout_tried(version) -> dict[str, Any] | None:
+    """What a format version (`store.VersionRow` or None) records of a fresh layout tried against it."""
+    tried = (version.meta or {}).get(FRESH_LAYOUT_TRIED) if version is not None else None
+    return tried if isinstance(tried, dict) else None
+
+
+def covers(tried: Mapping[str, Any] | None, right: float, total: int) -> bool:
+    """Whether a fresh layout tried on an earlier hybrid settles this one: its replay reads at least
+    the share of its XML that the replay read there (a document it reads less of is tried again)."""
+    if not tried or not total:
+        return False
+    try:
+        was = float(tried["replay_right"]) / float(tried["replay_total"])
+    except (KeyError, TypeError, ValueError, ZeroDivisionError):
+        return False
+    return right / total >= was - 1e-9
+
+
 def _learn(found: Found, ix: DocIndex, vec, job: "Job", ctx: "RunContext", row: Row, known, gen: Generation | None,
            layout: Extraction, verify, printed: set[str], fmt: RowFormat, data: bytes | None) -> tuple[int, dict[str, Any]]:
     """Instructions proven on this hybrid. A known format whose replay reproduces the XML gets the
@@ -533,6 +556,17 @@ def _learn(found: Found, ix: DocIndex, vec, job: "Job", ctx: "RunContext", row: 
     info: dict[str, Any] = {}
     if known is not None:
         info["known_format"] = f"{known.format_id} v{known.version} reproduces {first.right:g}/{first.total}"
+        tried = fresh_layout_tried(store.get_version(ctx.conn, known.format_id, known.version))
+        if gen is None and covers(tried, first.right, first.total):
+            # A fresh layout of this format version was generated on an earlier hybrid whose replay read
+            # as much of its XML as this one's does, and read no more: generating again on every
+            # document of the format would cost a model call each and keep the format all the same.
+            store.record_health(ctx.conn, known.format_id, ok=True)
+            ctx.library.add_exemplar(known.format_id, vec, job.key)
+            _golden(job, ctx, row, data, known.format_id, _reproduced(target, layout, cfg, lines_field))
+            info["learned"] = (f"known format kept: a new layout read no more of the XML on "
+                               f"{tried.get('source_name') or tried.get('source')} ({tried.get('reproduced')})")
+            return 1, info
     if gen is None:
         gen = _generate(ix, job, row)
         if gen is None:
@@ -554,6 +588,9 @@ def _learn(found: Found, ix: DocIndex, vec, job: "Job", ctx: "RunContext", row: 
         store.record_health(ctx.conn, known.format_id, ok=True)
         ctx.library.add_exemplar(known.format_id, vec, job.key)
         _golden(job, ctx, row, data, known.format_id, _reproduced(target, layout, cfg, lines_field))
+        store.set_version_meta(ctx.conn, known.format_id, known.version, {FRESH_LAYOUT_TRIED: {
+            "replay_right": first.right, "replay_total": first.total, "reproduced": f"{first.right:g}/{first.total}",
+            "fresh": f"{v.right:g}/{v.total}", "source": row.sha256, "source_name": Path(row.source).name}})
         info["learned"] = "known format kept: a new layout reads no more of the XML"
         return rounds, info
     produced_by = f"{job.generator}+einvoice" + ("+fixer" if res is not None and res.changes else "")
