@@ -54,6 +54,7 @@ class Setting:
     min_count: int = 5
     drop: tuple[str, ...] = ()          # feature-name prefixes left out
     l2_by_family: tuple[tuple[str, float], ...] = ()
+    unseen_fail: str = "prior"          # verifiers.confidence.calibrator.UNSEEN_FAIL
 
     def strip(self, feats: Mapping[str, float]) -> dict[str, float]:
         return {k: v for k, v in feats.items() if not any(k.startswith(p) for p in self.drop)} if self.drop \
@@ -62,6 +63,7 @@ class Setting:
 
 CANDIDATES = (
     Setting("l2=1e-3 (first round)"),
+    Setting("unseen fails ignored (rounds 1-2)", unseen_fail="ignore"),
     Setting("l2=1e-4", l2=1e-4),
     Setting("l2=3e-3", l2=3e-3),
     Setting("l2=1e-2", l2=1e-2),
@@ -109,7 +111,7 @@ def _examples(docs: Iterable[DocFields], setting: Setting) -> list[Example]:
 
 def fit(docs: Iterable[DocFields], setting: Setting) -> Calibrator:
     return Calibrator.fit(_examples(docs, setting), l2=setting.l2, min_count=setting.min_count,
-                          l2_by_family=dict(setting.l2_by_family) or None)
+                          l2_by_family=dict(setting.l2_by_family) or None, unseen_fail=setting.unseen_fail)
 
 
 def confidences(cal: Calibrator, d: DocFields, setting: Setting) -> dict[str, float | None]:
