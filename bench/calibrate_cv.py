@@ -64,6 +64,9 @@ class Setting:
 CANDIDATES = (
     Setting("l2=1e-3 (first round)"),
     Setting("unseen fails ignored (rounds 1-2)", unseen_fail="ignore"),
+    Setting("no checks:pass_n", drop=("checks:pass_n",)),
+    Setting("no checks:pass_n/fail_n", drop=("checks:pass_n", "checks:fail_n")),
+    Setting("no checks:pass_n, no record:*", drop=("checks:pass_n", "record:")),
     Setting("l2=1e-4", l2=1e-4),
     Setting("l2=3e-3", l2=3e-3),
     Setting("l2=1e-2", l2=1e-2),

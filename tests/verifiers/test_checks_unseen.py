@@ -133,3 +133,11 @@ def test_a_name_in_the_delivery_block_that_the_buyer_block_prints_too_is_no_riva
     doc = page_doc([line for line in lines if line[0] == 300 or line[1] == 60])
     c = ctx(GOOD, doc=doc, evidence={"buyer_name": at(doc, "buyer_name", "Kunden AG Mitte")})
     assert by(R.party_block(c), "buyer_name", "party_block") == ["fail"]
+
+
+def test_a_since_year_slogan_is_no_address_and_haftungsbeschraenkt_is_a_legal_form():
+    from docassay.verifiers.checks.plausibility import address_verdict
+    from docassay.verifiers.checks.vocabulary import is_legal_line
+    assert address_verdict("Seit 1987 für Sie da")[0] == "fail" and address_verdict("SINDS 1964")[0] == "fail"
+    assert address_verdict("Goethegasse 122 82292 Hannover")[0] == "pass"
+    assert is_legal_line("(HAFTUNGSBESCHRÄNKT)") and not is_legal_line("Hannover")

@@ -215,6 +215,7 @@ VETO = {"issue_date": ("document_meta", "discount"), "due_date": ("document_meta
 
 # Legal forms and trade words of company names (folded), in the data's countries.
 LEGAL_WORDS = frozenset({
+    "haftungsbeschrankt",
     "gmbh", "ag", "kg", "ohg", "gbr", "ug", "ek", "ev", "ltd", "limited", "llc", "llp", "inc", "corp", "corporation",
     "co", "company", "plc", "pty", "sa", "sas", "sarl", "sprl", "srl", "spa", "bv", "nv", "vof", "aps", "sdn", "bhd",
     "berhad", "sb", "s", "b", "enterprise", "enterprises", "trading", "restaurant", "restoran", "store", "mart", "shop",
