@@ -141,3 +141,15 @@ def test_a_since_year_slogan_is_no_address_and_haftungsbeschraenkt_is_a_legal_fo
     assert address_verdict("Seit 1987 für Sie da")[0] == "fail" and address_verdict("SINDS 1964")[0] == "fail"
     assert address_verdict("Goethegasse 122 82292 Hannover")[0] == "pass"
     assert is_legal_line("(HAFTUNGSBESCHRÄNKT)") and not is_legal_line("Hannover")
+
+
+def test_label_printed_finds_the_value_after_its_own_label_on_a_busy_line():
+    rec = {k: v for k, v in GOOD.items() if k != "seller_vat_id"}
+    doc = page_doc([(50, 60, "Rechnung Nr. 471102"), (50, 80, "Tel. 02.30.69.34.17 · Numéro de TVA FR61134924979")])
+    assert by(P.label_printed(ctx(rec, doc=doc)), "seller_vat_id", "label_printed") == ["fail"]
+
+
+def test_the_invoice_a_credit_note_refers_to_is_another_number():
+    from docassay.verifiers.checks.labels import nearest_meanings
+    assert nearest_meanings("Réf. facture")[0] == {"other_number"}
+    assert nearest_meanings("N° de facture")[0] == {"document_number"}

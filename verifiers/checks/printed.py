@@ -56,10 +56,13 @@ def value_after(lines: list[tuple[int, int, str]], i: int, role: str) -> tuple[s
     kind = CHECKED_ROLES[role]
     rx = _PATTERNS[kind]
     page, _, t = lines[i]
-    m = rx.search(t)
-    if m is not None:
+    ms = list(rx.finditer(t))
+    for m in ms:                     # "Tel. 02.30.69.34.17 · Numéro de TVA FR61134924979": the second
         phrase = _means(t[:m.start()], role)
-        return (phrase, m.group(0).strip()) if phrase else None
+        if phrase:
+            return phrase, m.group(0).strip()
+    if ms:
+        return None
     found = meanings_in(t)
     rest = fold(t).split()[max(e for *_, e in found):] if found else []
     if not found or not all(_RATE_OR_JOINER.match(w) for w in rest):      # the line is only a label

@@ -138,7 +138,12 @@ MEANINGS: dict[str, tuple[str, ...]] = {
                      "your reference", "ihr zeichen", "unser zeichen", "referenz", "projekt", "project",
                      "contract", "vertrag", "vertragsnummer", "mandat", "mandatsreferenz", "glaubiger id",
                      "creditor id", "article", "artikel", "art nr", "sku", "no client", "numero client",
-                     "klantnummer", "table", "cashier", "kasse", "terminal", "member"),
+                     "klantnummer", "table", "cashier", "kasse", "terminal", "member",
+                     # the invoice a credit note refers to is not its own number
+                     "ref facture", "reference facture", "facture d origine", "facture initiale",
+                     "original invoice", "invoice reference", "referenced invoice", "related invoice",
+                     "bezugsrechnung", "ursprungsrechnung", "originalrechnung", "zu rechnung",
+                     "bezug rechnung", "oorspronkelijke factuur", "factura original", "factura rectificada"),
 }
 
 _TAX_WORDS = ("tax", "taxes", "vat", "gst", "sst", "mwst", "ust", "steuer", "umsatzsteuer", "tva", "taxe", "taxes",
