@@ -17,8 +17,8 @@ from __future__ import annotations
 import re
 
 from docassay.verifiers.checks.fields import roles_of
-from docassay.verifiers.checks.page import doc_lines
 from docassay.verifiers.checks.labels import nearest_meanings
+from docassay.verifiers.checks.page import doc_lines
 from docassay.verifiers.checks.signal import Signal
 from docassay.verifiers.checks.vocabulary import ROLE_MEANING, SUPPORTS, fold, meanings_in
 from docassay.verifiers.context import VerifyContext
