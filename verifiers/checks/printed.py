@@ -71,10 +71,13 @@ def value_after(lines: list[tuple[int, int, str]], i: int, role: str) -> tuple[s
     if not phrase or i + 1 >= len(lines) or lines[i + 1][0] != page:
         return None
     nxt = lines[i + 1][2]
-    m = rx.search(nxt)
-    if m is None or nxt[:m.start()].strip(" :").isalpha() and len(nxt[:m.start()].strip()) > 3:
+    hit = rx.search(nxt)
+    if hit is None:
         return None
-    return phrase, m.group(0).strip()
+    lead = nxt[:hit.start()]
+    if lead.strip(" :").isalpha() and len(lead.strip()) > 3:            # another label first ("Total 12,00"), a currency is fine
+        return None
+    return phrase, hit.group(0).strip()
 
 
 def label_printed(ctx: VerifyContext) -> list[Signal]:
