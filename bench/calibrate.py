@@ -44,7 +44,11 @@ from bench.sightings import booked
 from bench.splits import HOLDOUT, TUNE, select
 from docassay.verifiers.confidence import FAMILIES, Calibrator, Example, ece, load, reliability
 from docassay.verifiers.confidence.calibrator import DEFAULT_WEIGHTS
-from docassay.verifiers.confidence.decision import DEFAULT_MIN_CONFIDENCE
+from docassay.verifiers.confidence.decision import (
+    DEFAULT_MIN_CONFIDENCE,
+    DEFAULT_MISSING_PRINTED,
+    INCOMPLETE_CHECKS,
+)
 
 TRAIN_PARTS = ("synth-invoices-train", "synth-receipts-train", f"dev-invoices.{TUNE}", f"dev-receipts.{TUNE}")
 MEASURE_PARTS = ("synth-invoices-unseen", "synth-receipts-unseen", f"dev-invoices.{HOLDOUT}",
@@ -168,13 +172,21 @@ def _header_right(d: DocFields, omitted: frozenset[str] | set[str] = frozenset()
                for k, v in d.truth.items() if not isinstance(v, list) and k not in gone)
 
 
+def incomplete(d: DocFields) -> list[str]:
+    """Empty fields of a collected row whose label is printed with a value (INCOMPLETE_CHECKS)."""
+    return [k for k, f in d.fields.items() if (f or {}).get("status") == "missing"
+            and any(s.get("check") in INCOMPLETE_CHECKS and s.get("outcome") == "fail" for s in f.get("checks") or [])]
+
+
 def risk_coverage(cal: Calibrator, docs: list[DocFields], targets=TARGETS, *, live: bool = False,
-                  scope: str = "required") -> list[dict]:
+                  scope: str = "required", missing_printed: str = DEFAULT_MISSING_PRINTED) -> list[dict]:
     """Pass rate and verified precision per target. `live`: the documents' own statuses (a pass
     run at one target) instead of re-deciding. `scope`: which fields must reach the target,
     `required` ones (a doubtful optional value kept in the record), every field that holds a
     value (`present`), or `omit`: required ones, a doubtful optional value left out of the record
-    (verifiers.confidence.decision; not delivered, so not counted against the record)."""
+    (verifiers.confidence.decision; not delivered, so not counted against the record).
+    `missing_printed`: "review" holds back a record with an empty field whose label is printed
+    (`incomplete`), "report" does not (the decision's setting of the same name)."""
     rows = []
     for t in targets:
         acc = right = 0
@@ -187,6 +199,7 @@ def risk_coverage(cal: Calibrator, docs: list[DocFields], targets=TARGETS, *, li
                 req = [r for r in REQUIRED[d.kind] if r in d.fields]
                 ok = d.status in ("passed", "repaired") and all(
                     conf.get(r) is not None and conf[r] + 1e-12 >= t for r in req)
+                ok = ok and not (missing_printed == "review" and incomplete(d))
                 doubtful = {n for n, c in conf.items() if c is not None and c + 1e-12 < t and n not in req}
                 if scope == "present":
                     ok = ok and not doubtful

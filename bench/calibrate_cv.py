@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Mapping
 
-from bench.calibrate import REQUIRED, DocFields, _label, examples, load_part
+from bench.calibrate import REQUIRED, TRAIN_PARTS, DocFields, _label, examples, incomplete, load_part
 from bench.datasets import DEFAULT_DATA
 from bench.scoring import field_correct
 from bench.splits import TUNE
@@ -54,6 +54,7 @@ class Setting:
     min_count: int = 5
     drop: tuple[str, ...] = ()          # feature-name prefixes left out
     l2_by_family: tuple[tuple[str, float], ...] = ()
+    unseen_fail: str = "prior"          # verifiers.confidence.calibrator.UNSEEN_FAIL
 
     def strip(self, feats: Mapping[str, float]) -> dict[str, float]:
         return {k: v for k, v in feats.items() if not any(k.startswith(p) for p in self.drop)} if self.drop \
@@ -62,6 +63,10 @@ class Setting:
 
 CANDIDATES = (
     Setting("l2=1e-3 (first round)"),
+    Setting("unseen fails ignored (rounds 1-2)", unseen_fail="ignore"),
+    Setting("no checks:pass_n", drop=("checks:pass_n",)),
+    Setting("no checks:pass_n/fail_n", drop=("checks:pass_n", "checks:fail_n")),
+    Setting("no checks:pass_n, no record:*", drop=("checks:pass_n", "record:")),
     Setting("l2=1e-4", l2=1e-4),
     Setting("l2=3e-3", l2=3e-3),
     Setting("l2=1e-2", l2=1e-2),
@@ -109,7 +114,7 @@ def _examples(docs: Iterable[DocFields], setting: Setting) -> list[Example]:
 
 def fit(docs: Iterable[DocFields], setting: Setting) -> Calibrator:
     return Calibrator.fit(_examples(docs, setting), l2=setting.l2, min_count=setting.min_count,
-                          l2_by_family=dict(setting.l2_by_family) or None)
+                          l2_by_family=dict(setting.l2_by_family) or None, unseen_fail=setting.unseen_fail)
 
 
 def confidences(cal: Calibrator, d: DocFields, setting: Setting) -> dict[str, float | None]:
@@ -127,7 +132,7 @@ def confidences(cal: Calibrator, d: DocFields, setting: Setting) -> dict[str, fl
 
 def decide(d: DocFields, conf: Mapping[str, float | None], target: float, policy: str) -> tuple[bool, set[str]]:
     """(accepted, the fields left out of the record) for one document under `policy`."""
-    gates = d.status in ("passed", "repaired")
+    gates = d.status in ("passed", "repaired") and not incomplete(d)      # missing_printed: review
     req = [r for r in REQUIRED[d.kind] if r in d.fields]
     ok = gates and all(conf.get(r) is not None and conf[r] + 1e-12 >= target for r in req)
     doubtful_optional = {n for n, c in conf.items() if c is not None and c + 1e-12 < target and n not in req}
@@ -257,6 +262,34 @@ def report(data: Path, *, folds: int = DEFAULT_FOLDS, targets=DEFAULT_TARGETS, d
     return "\n".join(lines)
 
 
+UNSEEN_PARTS = ("synth-invoices-unseen", "synth-receipts-unseen")
+
+
+def unseen_report(data: Path, unseen: list[Path], *, settings: tuple[Setting, ...] = CANDIDATES,
+                  at: float = 0.9) -> str:
+    """Each setting fitted on the training parts of `data`, scored on the unseen synthetic formats
+    collected in `unseen` (other `--seed`s: formats no fold was trained on, so grouped by format by
+    construction): log loss, and pass rate / verified precision at `at` under `omit`."""
+    train = [d for p in TRAIN_PARTS for d in load_part(data, p)]
+    parts = {p: [d for u in unseen for d in load_part(u, p)] for p in UNSEEN_PARTS}
+    lines = [f"settings fitted on the training parts of {data}, scored on unseen formats of "
+             f"{', '.join(str(u) for u in unseen)}", "",
+             "| setting | log loss | " + " | ".join(f"{p} pass / VP at {at} (omit)" for p in UNSEEN_PARTS) + " |",
+             "|---|---|" + "---|" * len(UNSEEN_PARTS)]
+    for s in settings:
+        cal = fit(train, s)
+
+        def get(d: DocFields, cal: Calibrator = cal, s: Setting = s) -> dict[str, float | None]:
+            return confidences(cal, d, s)
+        cells = []
+        for p in UNSEEN_PARTS:
+            r = risk(parts[p], get, at, "omit")
+            cells.append(f"{r['accepted']} of {len(parts[p])} / {_f(r['verified_precision'])}")
+        lines.append(f"| {s.name} | {log_loss([d for v in parts.values() for d in v], get):.4f} | "
+                     + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m bench.calibrate_cv", description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", type=Path, required=True, help="a `bench.calibrate collect` folder")
@@ -264,8 +297,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--dev-data", type=Path, default=DEFAULT_DATA)
     ap.add_argument("--only", nargs="*", default=None, help="the settings to compare, by name (default: all)")
     ap.add_argument("--detail", default=None, help="the setting whose risk-coverage is printed (default: the first)")
+    ap.add_argument("--unseen", nargs="*", type=Path, default=None,
+                    help="`collect --seed N --parts synth-*-unseen` folders: score each setting on those unseen "
+                         "formats instead of cross-validating")
     args = ap.parse_args(argv)
     settings = tuple(s for s in CANDIDATES if args.only is None or s.name in args.only)
+    if args.unseen:
+        print(unseen_report(args.data, args.unseen, settings=settings))
+        return 0
     print(report(args.data, folds=args.folds, dev_data=args.dev_data, settings=settings, detail=args.detail))
     return 0
 

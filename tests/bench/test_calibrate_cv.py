@@ -67,3 +67,27 @@ def test_risk_coverage_omit_and_cross_validation(tmp_path: Path) -> None:
     live = C.DocFields(**dict(_receipt(0, address_right=False)))
     live.fields["address"]["omitted"] = True                                    # a live row that left it out
     assert C._header_right(live) and not C._header_right(C.DocFields(**_receipt(0, address_right=False)))
+
+
+def test_an_empty_field_whose_label_is_printed_holds_the_record_back(tmp_path: Path) -> None:
+    rows = [_receipt(i, address_right=True) for i in range(50)]
+    rows[0]["fields"]["tip"] = {"value": None, "status": "missing", "family": "amount",
+                                "checks": [{"check": "label_printed", "outcome": "fail", "detail": "x"}]}
+    _write(tmp_path, "dev-receipts.dev-tune", rows)
+    docs = C.load_part(tmp_path, "dev-receipts.dev-tune")
+    assert C.incomplete(docs[0]) == ["tip"] and C.incomplete(docs[1]) == []
+    cal = CV.fit(docs, CV.Setting("t", min_count=1))
+    review = C.risk_coverage(cal, docs, (0.0,), scope="omit")[0]
+    report = C.risk_coverage(cal, docs, (0.0,), scope="omit", missing_printed="report")[0]
+    assert report["accepted"] - review["accepted"] == 1
+    assert CV.decide(docs[0], {"company": 1.0, "date": 1.0, "total": 1.0}, 0.9, "omit") == (False, set())
+
+
+def test_settings_scored_on_unseen_formats(tmp_path: Path) -> None:
+    train, unseen = tmp_path / "t", tmp_path / "u"
+    train.mkdir(), unseen.mkdir()
+    _write(train, "dev-receipts.dev-tune", [_receipt(i, address_right=i % 3 != 0) for i in range(60)])
+    _write(unseen, "synth-receipts-unseen", [_receipt(100 + i, address_right=i % 2 == 0) for i in range(10)])
+    out = CV.unseen_report(train, [unseen], settings=(CV.Setting("a", min_count=1), CV.Setting("b", l2=1e-2)))
+    rows = [ln for ln in out.splitlines() if ln.startswith("| a ") or ln.startswith("| b ")]
+    assert len(rows) == 2 and "of 10" in rows[0]

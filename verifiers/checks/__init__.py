@@ -18,7 +18,8 @@ checks): identifiers (checksums, formats), arithmetic, labels (what the words be
 mean), roles (which block of the page a value stands in), agreement (printed twice, the next-best
 reading, the format's earlier documents), plausibility (dates, proportions, the shape of a name),
 extent (an address holds its whole printed block), names (a party's legal name, not its brand),
-items_table (each item read as its printed row) and rounding (a cash total read before rounding).
+items_table (each item read as its printed row), rounding (a cash total read before rounding) and
+printed (an empty field whose label is printed with a value: the record is incomplete).
 Field roles come from the schema (verifiers.checks.fields; `x-docassay: {"role": ...}`).
 `run_checks` runs all of them and never lets one check's bug stop the others (a check that raises
 yields a `fail` signal named `<check>:error` on the field "" (no field), and is logged). The
@@ -39,6 +40,7 @@ from docassay.verifiers.checks import (
     labels,
     names,
     plausibility,
+    printed,
     roles,
     rounding,
 )
@@ -53,6 +55,7 @@ _log = logging.getLogger(__name__)
 CHECKS: tuple[tuple[str, Check], ...] = (
     identifiers.CHECKS + arithmetic.CHECKS + labels.CHECKS + roles.CHECKS + agreement.CHECKS
     + plausibility.CHECKS + extent.CHECKS + names.CHECKS + items_table.CHECKS + rounding.CHECKS
+    + printed.CHECKS
 )
 
 

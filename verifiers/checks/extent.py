@@ -9,6 +9,13 @@
                      A value whose first printed line is not an address line (a registration
                      number, a phone number, a name) ran into the block before it: fail.
 
+    id_extent        an identifier (VAT ID, document number) is the whole code printed after its
+                     label: a code-like token (with a digit) between the label and the value
+                     ("VAT ID: 653090237 RT0001" read as "RT0001"), or right after the value
+                     ("ABN 27 351 757 204" read as "27"; "CHE-610.132.919 MWST" read without its
+                     short upper-case suffix ending the line), means only part of it was read:
+                     fail. Only fails (a whole code is what the readings give by default).
+
 "Reads as an address" is plausibility.address_verdict (a postcode or a street word, and no phone
 number, time, date, price or contact detail), the same for every language of the data. Positions
 come from the value's evidence (page and box) and the parsed document; nothing is judged without
@@ -17,18 +24,19 @@ record's name field of the same party) and a line of legal-form words end the bl
 """
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from docassay.verifiers.checks.fields import roles_of
-from docassay.verifiers.checks.page import compact
+from docassay.verifiers.checks.page import compact, place
 from docassay.verifiers.checks.plausibility import address_verdict
 from docassay.verifiers.checks.signal import Signal
 from docassay.verifiers.checks.values import text
-from docassay.verifiers.checks.vocabulary import is_legal_line
+from docassay.verifiers.checks.vocabulary import fold, is_legal_line, meanings_in
 from docassay.verifiers.context import VerifyContext
 from docassay.verifiers.evidence import FieldEvidence
 
-__all__ = ["address_extent", "covered_lines", "line_next_to", "BLOCK_GAP_EMS", "CHECKS"]
+__all__ = ["address_extent", "id_extent", "covered_lines", "line_next_to", "BLOCK_GAP_EMS", "CHECKS"]
 
 BLOCK_GAP_EMS = 0.8          # lines closer than this many line heights belong to one printed block
 _NAME_OF = {"seller_address": "seller_name", "buyer_address": "buyer_name"}
@@ -135,4 +143,72 @@ def address_extent(ctx: VerifyContext) -> list[Signal]:
     return out
 
 
-CHECKS = (("address_extent", address_extent),)
+_ID_ROLES = ("seller_vat_id", "buyer_vat_id", "document_number")
+_CODE = re.compile(r"^(?=[\w./-]*\d)[\w./-]+$")
+WORD_GAP_EMS = 0.6           # a wider gap between words of one line is a column gap
+SUFFIX_MAX = 4               # a lone upper-case word this short ending the line is part of the code
+
+
+_DATE_OR_AMOUNT = re.compile(r"^(?:\d{1,2}[./-]\d{1,2}[./-]\d{2,4}|\d{4}-\d{2}-\d{2}|-?[\d.,']+[.,]\d{2})$")
+
+
+def _code_like(tok: str) -> bool:
+    t = tok.strip(",;")
+    return bool(_CODE.match(t)) and not t.endswith(":") and not _DATE_OR_AMOUNT.match(t)
+
+
+def _adjacent(p: Any) -> tuple[list[str], list[str]]:
+    """The words of the value's line left and right of it that run on from it without a column
+    gap (at most `WORD_GAP_EMS` line heights between neighbours)."""
+    lines = getattr(p.page, "lines", None) or []
+    words = getattr(p.page, "words", None) or []
+    if not 0 <= p.line < len(lines):
+        return [], []
+    row = [words[i] for i in getattr(lines[p.line], "word_ids", ()) if 0 <= i < len(words)]
+    b = getattr(lines[p.line], "bbox", None)
+    em = max(float(b.y1 - b.y0), 1e-6) if b is not None else 10.0
+    left = sorted((w for w in row if w.bbox.x1 <= p.x0 + 0.5), key=lambda w: w.bbox.x0)
+    right = sorted((w for w in row if w.bbox.x0 >= p.x1 - 0.5), key=lambda w: w.bbox.x0)
+    run_l: list[str] = []
+    edge = p.x0
+    for w in reversed(left):
+        if edge - w.bbox.x1 > WORD_GAP_EMS * em:
+            break
+        run_l.insert(0, w.text)
+        edge = w.bbox.x0
+    run_r: list[str] = []
+    edge = p.x1
+    for w in right:
+        if w.bbox.x0 - edge > WORD_GAP_EMS * em:
+            break
+        run_r.append(w.text)
+        edge = w.bbox.x1
+    return run_l, run_r
+
+
+def id_extent(ctx: VerifyContext) -> list[Signal]:
+    out = []
+    for f, role in roles_of(ctx.schema).by_field.items():
+        v = text(ctx.record.get(f))
+        if role not in _ID_ROLES or v is None:
+            continue
+        p = place(ctx, f)
+        if p is None:
+            continue
+        left, after = _adjacent(p)
+        cues = meanings_in(" ".join(left))
+        if cues:                                   # only the words after the last label count
+            left = fold(" ".join(left)).split()[max(e for *_, e in cues):]
+        before = left[-1:]
+        line_ends = len(p.right.split()) == len(after)
+        if before and _code_like(before[0]) and fold(before[0]) not in fold(v):
+            out.append(Signal(f, "id_extent", "fail", f"{before[0]!r} stands between the label and {v!r}"))
+        elif after and _code_like(after[0]) and fold(after[0]) not in fold(v):
+            out.append(Signal(f, "id_extent", "fail", f"{v!r} goes on with {after[0]!r}"))
+        elif len(after) == 1 and line_ends and after[0].isalpha() and after[0].isupper() \
+                and len(after[0]) <= SUFFIX_MAX and after[0] not in v:
+            out.append(Signal(f, "id_extent", "fail", f"{v!r} goes on with the suffix {after[0]!r}"))
+    return out
+
+
+CHECKS = (("address_extent", address_extent), ("id_extent", id_extent))

@@ -19,6 +19,10 @@
     value_not_label the value is not itself a label or heading ("Payment Terms", "Delivery
                     address", "Rechnungsempfänger:" as a buyer's name fail; the evidence's own
                     `value_is_label` finding counts too)
+    name_label_prefix  a party's name does not begin with a label: a cue phrase of two words or
+                    more ("ACCOUNT HOLDER Smith & Lewis Ltd.", "Bill to Acme") or a possessive
+                    and a cue word ("Ihre Bestellung", "Your reference"): fail. Only fails (a
+                    name without a label in front is no evidence that it is the right name)
 
 Fields by role (verifiers.checks.fields); a field whose role has no label meaning is not judged.
 """
@@ -26,8 +30,9 @@ from __future__ import annotations
 
 import re
 
-from docassay.verifiers.checks.fields import roles_of
-from docassay.verifiers.checks.page import doc_lines, number_readings, place
+from docassay.verifiers.checks.fields import PARTY_OF, roles_of
+from docassay.verifiers.checks.page import BLOCK_MEANINGS, doc_lines, number_readings, place
+from docassay.verifiers.checks.roles import also_under
 from docassay.verifiers.checks.signal import Signal
 from docassay.verifiers.checks.values import num
 from docassay.verifiers.checks.vocabulary import (
@@ -35,6 +40,7 @@ from docassay.verifiers.checks.vocabulary import (
     ROLE_MEANING,
     SUPPORTS,
     VETO,
+    fold,
     is_label_text,
     meanings_in,
     tax_inclusion,
@@ -42,7 +48,8 @@ from docassay.verifiers.checks.vocabulary import (
 from docassay.verifiers.context import VerifyContext
 from docassay.verifiers.evidence import FieldEvidence
 
-__all__ = ["label_meaning", "final_total", "total_last", "value_not_label", "item_descriptions", "nearest_meanings", "CHECKS"]
+__all__ = ["label_meaning", "final_total", "total_last", "value_not_label", "item_descriptions", "name_label_prefix",
+           "nearest_meanings", "CHECKS"]
 
 _ANCHOR_NOISE = re.compile(r"^[=<>^v]+|#-?\d+$")
 
@@ -85,6 +92,9 @@ def label_meaning(ctx: VerifyContext) -> list[Signal]:
             out.append(Signal(f, "label_meaning", "pass", f"labelled {phrase!r} ({own})"))
         elif meanings & set(RIVALS.get(role, ())):
             rival = sorted(meanings & set(RIVALS[role]))[0]
+            party = PARTY_OF.get(role) if rival in BLOCK_MEANINGS else None
+            if party and p is not None and also_under(ctx, p, ctx.record.get(f), party):
+                continue                         # the same name is printed in its own party's block too
             out.append(Signal(f, "label_meaning", "fail", f"labelled {phrase!r}, which means {rival}, not {own}"))
     return out
 
@@ -197,6 +207,29 @@ def value_not_label(ctx: VerifyContext) -> list[Signal]:
     return out
 
 
+_POSSESSIVES = frozenset({"your", "our", "ihre", "ihr", "ihren", "unsere", "unser", "votre", "vos", "notre",
+                          "uw", "onze", "su", "sus", "nuestro", "nuestra", "anda"})
+_NAME_ROLES = ("seller_name", "buyer_name")
+PREFIX_MIN_WORDS = 2          # a cue phrase this long at a name's start is a label, not the name
+
+
+def name_label_prefix(ctx: VerifyContext) -> list[Signal]:
+    out = []
+    for f, role in roles_of(ctx.schema).by_field.items():
+        v = ctx.record.get(f)
+        if role not in _NAME_ROLES or not isinstance(v, str) or not v.strip():
+            continue
+        words = fold(v).split()
+        found = meanings_in(v)
+        first = [(m, ph, a, b) for m, ph, a, b in found if a == 0]
+        if first and first[0][3] >= PREFIX_MIN_WORDS:
+            out.append(Signal(f, "name_label_prefix", "fail", f"{v[:60]!r} begins with the label {first[0][1]!r}"))
+        elif len(words) >= 2 and words[0] in _POSSESSIVES and any(a == 1 for _, _, a, _ in found):
+            out.append(Signal(f, "name_label_prefix", "fail", f"{v[:60]!r} begins with {' '.join(words[:2])!r}, "
+                                                              f"a label"))
+    return out
+
+
 CHECKS = (("label_meaning", label_meaning), ("final_total", final_total), ("total_last", total_last),
-          ("value_not_label", value_not_label),
+          ("value_not_label", value_not_label), ("name_label_prefix", name_label_prefix),
           ("item_descriptions", item_descriptions))

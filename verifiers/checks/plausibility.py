@@ -193,6 +193,11 @@ def name_shape(ctx: VerifyContext) -> list[Signal]:
     return out
 
 
+# "Seit 1987", "SINDS 1964", "Since 1990", "Depuis 1925": a year that looks like a postcode
+_SINCE_YEAR = re.compile(r"\b(?:seit|sinds|since|depuis|desde|dal|sejak|established|est|gegrundet|opgericht|fondee|fonde)\s+"
+                         r"(?:1[89]|20)\d\d\b")
+
+
 def _address_verdict(v: str) -> tuple[str, str]:
     if _CONTACT.search(fold(v)) or _INTL_PHONE.search(v):
         return "fail", "holds contact details: a line that is not the address was read with it"
@@ -201,6 +206,8 @@ def _address_verdict(v: str) -> tuple[str, str]:
             return "fail", f"holds {why}: a line that is not the address was read with it"
     if _SHORT_LABEL_VALUE.match(v.strip()):
         return "fail", "reads as 'label : value'"
+    if _SINCE_YEAR.search(fold(v)):
+        return "fail", "reads as a 'since <year>' line (a slogan), not an address"
     if _POSTCODE.search(v) or _STREET_WORDS.search(fold(v)) or _STREET.search(v):
         return "pass", "has a postcode or a street word"
     return "fail", "has neither a postcode nor a street word"

@@ -3,7 +3,8 @@
     party_block       a party's value (seller's name and VAT ID, buyer's name, ...) stands under a
                       heading of its party ("Verkäufer:", "Bill to"): pass; under a rival one
                       (the buyer's block for the seller's VAT ID; a delivery address or a bank
-                      block for the buyer's name): fail
+                      block for the buyer's name): fail, unless the same value is printed under
+                      its own party's heading too (bill-to and ship-to name the same company)
     seller_one_block  the seller's VAT ID and name stand under the same heading: pass; under
                       headings of different parties: fail
     not_table_row     a name or address is not read from an item or tax line (a line that prints
@@ -29,14 +30,14 @@ import re
 from typing import Any, Mapping
 
 from docassay.verifiers.checks.fields import PARTY_OF, roles_of
-from docassay.verifiers.checks.page import Place, heading_above, percents_in, place
+from docassay.verifiers.checks.page import Place, compact, heading_above, percents_in, place
 from docassay.verifiers.checks.signal import Signal
 from docassay.verifiers.checks.values import text
 from docassay.verifiers.checks.vocabulary import is_legal_line
 from docassay.verifiers.context import VerifyContext
 from docassay.verifiers.tolerance import fold_text
 
-__all__ = ["party_block", "seller_one_block", "not_table_row", "outside_items", "parties_distinct",
+__all__ = ["party_block", "also_under", "seller_one_block", "not_table_row", "outside_items", "parties_distinct",
            "address_whole", "name_whole", "items_complete", "CHECKS"]
 
 # Headings that contradict a party's value.
@@ -46,6 +47,32 @@ _HEADER_ROLES = ("seller_name", "buyer_name", "seller_vat_id", "buyer_vat_id", "
                  "issue_date", "due_date", "iban", "bic")
 ROW_AMOUNTS = 2              # a line printing this many decimal amounts besides the value is a table row
 _AMOUNT = re.compile(r"(?<![\d.,])\d[\d.,]*[.,]\d{2}(?![\d.,])")
+
+
+def also_under(ctx: VerifyContext, p: Place, value: Any, party: str) -> str | None:
+    """The heading of `party` above another printed occurrence of `value` (a buyer's name printed
+    in the bill-to block and again in the ship-to block, above or beside it), else None."""
+    want = compact(value)
+    n = len(str(value).split())
+    if len(want) < 3 or n == 0:
+        return None
+    for page in getattr(ctx.document, "pages", None) or []:
+        words = getattr(page, "words", None) or []
+        for li, ln in enumerate(getattr(page, "lines", None) or []):
+            if want not in compact(getattr(ln, "text", "")):
+                continue
+            ids = [i for i in getattr(ln, "word_ids", ()) if 0 <= i < len(words)]
+            for k in range(len(ids) - n + 1):
+                run = [words[i] for i in ids[k:k + n]]
+                if compact(" ".join(w.text for w in run)) != want:
+                    continue
+                x0, x1 = run[0].bbox.x0, run[-1].bbox.x1
+                if page is p.page and li == p.line and min(x1, p.x1) - max(x0, p.x0) > 0:
+                    continue                     # the value's own occurrence
+                h = heading_above(Place(page, li, float(x0), float(x1), "", "", str(ln.text)))
+                if h is not None and h[0] == party:
+                    return h[1]
+    return None
 
 
 def party_block(ctx: VerifyContext) -> list[Signal]:
@@ -61,8 +88,13 @@ def party_block(ctx: VerifyContext) -> list[Signal]:
         meaning, heading = h
         if meaning == party:
             out.append(Signal(f, "party_block", "pass", f"under the {party}'s heading {heading!r}"))
-        elif meaning in _RIVAL_BLOCKS.get(party, ()):
-            out.append(Signal(f, "party_block", "fail", f"under {heading!r} ({meaning}), not the {party}'s block"))
+        elif meaning in _RIVAL_BLOCKS.get(party, ()) and p is not None:
+            own = also_under(ctx, p, ctx.record.get(f), party)
+            if own is not None:
+                out.append(Signal(f, "party_block", "pass", f"under {heading!r} and again under the {party}'s "
+                                                            f"heading {own!r}"))
+            else:
+                out.append(Signal(f, "party_block", "fail", f"under {heading!r} ({meaning}), not the {party}'s block"))
     return out
 
 

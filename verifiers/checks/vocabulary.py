@@ -37,11 +37,13 @@ MEANINGS: dict[str, tuple[str, ...]] = {
     "delivery": ("ship to", "shipped to", "deliver to", "delivery address", "shipping address", "consignee",
                  "lieferadresse", "lieferanschrift", "lieferung an", "warenempfanger", "versandadresse",
                  "adresse de livraison", "livrer a", "livraison", "afleveradres", "leveringsadres",
-                 "direccion de entrega", "enviar a", "alamat penghantaran"),
+                 "direccion de entrega", "enviar a", "alamat penghantaran", "livre a", "delivered to", "geliefert an",
+                 "geleverd aan"),
     "bank": ("iban", "bic", "swift", "bank", "bankverbindung", "kontoinhaber", "konto", "kontonummer",
              "account number", "account no", "sort code", "routing", "banque", "rib", "rekening",
              "rekeningnummer", "payment details", "zahlungsinformationen", "bankleitzahl", "blz",
-             "cuenta", "akaun"),
+             "cuenta", "akaun", "account holder", "account name", "titulaire du compte", "rekeninghouder",
+             "titular de la cuenta"),
     "payment_terms": ("payment terms", "terms", "terms of payment", "zahlungsbedingungen", "zahlungsbedingung",
                       "conditions de paiement", "conditions de reglement", "betalingsvoorwaarden",
                       "betalingscondities", "condiciones de pago", "terma"),
@@ -57,7 +59,8 @@ MEANINGS: dict[str, tuple[str, ...]] = {
                  "falligkeitsdatum", "fallig", "fallig am", "faellig", "zahlbar bis", "zahlungsziel",
                  "zahlbar am", "date d echeance", "echeance", "a payer avant le", "date limite de paiement",
                  "vervaldatum", "uiterste betaaldatum", "te betalen voor", "fecha de vencimiento",
-                 "vencimiento", "tarikh akhir", "zahlbar"),
+                 "vencimiento", "tarikh akhir", "zahlbar", "payable on or before", "payable before", "pay before",
+                 "due by", "a regler avant", "te voldoen voor"),
     "delivery_date": ("delivery date", "date of delivery", "delivered", "ship date", "shipping date",
                       "service date", "date of supply", "supply date", "service period", "lieferdatum",
                       "leistungsdatum", "liefer und leistungsdatum", "leistungszeitraum", "lieferzeitraum",
@@ -135,7 +138,12 @@ MEANINGS: dict[str, tuple[str, ...]] = {
                      "your reference", "ihr zeichen", "unser zeichen", "referenz", "projekt", "project",
                      "contract", "vertrag", "vertragsnummer", "mandat", "mandatsreferenz", "glaubiger id",
                      "creditor id", "article", "artikel", "art nr", "sku", "no client", "numero client",
-                     "klantnummer", "table", "cashier", "kasse", "terminal", "member"),
+                     "klantnummer", "table", "cashier", "kasse", "terminal", "member",
+                     # the invoice a credit note refers to is not its own number
+                     "ref facture", "reference facture", "facture d origine", "facture initiale",
+                     "original invoice", "invoice reference", "referenced invoice", "related invoice",
+                     "bezugsrechnung", "ursprungsrechnung", "originalrechnung", "zu rechnung",
+                     "bezug rechnung", "oorspronkelijke factuur", "factura original", "factura rectificada"),
 }
 
 _TAX_WORDS = ("tax", "taxes", "vat", "gst", "sst", "mwst", "ust", "steuer", "umsatzsteuer", "tva", "taxe", "taxes",
@@ -212,6 +220,7 @@ VETO = {"issue_date": ("document_meta", "discount"), "due_date": ("document_meta
 
 # Legal forms and trade words of company names (folded), in the data's countries.
 LEGAL_WORDS = frozenset({
+    "haftungsbeschrankt",
     "gmbh", "ag", "kg", "ohg", "gbr", "ug", "ek", "ev", "ltd", "limited", "llc", "llp", "inc", "corp", "corporation",
     "co", "company", "plc", "pty", "sa", "sas", "sarl", "sprl", "srl", "spa", "bv", "nv", "vof", "aps", "sdn", "bhd",
     "berhad", "sb", "s", "b", "enterprise", "enterprises", "trading", "restaurant", "restoran", "store", "mart", "shop",

@@ -29,7 +29,7 @@ from typing import Iterable, Mapping
 import numpy as np
 
 __all__ = ["Example", "FamilyModel", "Calibrator", "sign_of", "load", "load_default", "DEFAULT_WEIGHTS",
-           "POOLED", "MIN_FAMILY_EXAMPLES", "DEFAULT_L2", "DEFAULT_MIN_COUNT"]
+           "POOLED", "MIN_FAMILY_EXAMPLES", "UNSEEN_FAIL", "DEFAULT_L2", "DEFAULT_MIN_COUNT"]
 
 DEFAULT_WEIGHTS = Path(__file__).with_name("weights.json")
 POOLED = "*"
@@ -37,6 +37,10 @@ MIN_FAMILY_EXAMPLES = 40           # fewer: the family uses the pooled model
 DEFAULT_L2 = 1e-3
 DEFAULT_MIN_COUNT = 5              # a feature seen fewer times in a family's examples is not used
 DEFAULT_ITERATIONS = 4000
+# A check failing where the family's training never saw it fail (often enough): "prior" counts it
+# at the family's mean failure weight (`Calibrator.fail_prior`), "ignore" drops it (the first two
+# rounds' behaviour; a check that only fails on unseen layouts then has no say).
+UNSEEN_FAIL = ("prior", "ignore")
 _FOR = ("docassay.rules:held", "checks:pass_n", "record:gates_passed")
 _AGAINST = ("value_is_label", "reads_as", "checks:fail_n", "record:errors_elsewhere", "alternatives")
 
@@ -91,14 +95,41 @@ class Calibrator:
     def model_for(self, family: str) -> FamilyModel:
         return self.families.get(family) or self.families[POOLED]
 
+    def fail_prior(self, family: str) -> float:
+        """The weight of a check's failure that `family`'s examples never showed often enough to
+        learn (a check that fails only on layouts nobody trained on): the mean of the family's
+        learned failure weights below zero, else the pooled model's; 0 when neither has one."""
+        for m in (self.model_for(family), self.families[POOLED]):
+            neg = [w for f, w in zip(m.features, m.weights) if f.endswith(":fail") and w < 0]
+            if neg:
+                return sum(neg) / len(neg)
+        return 0.0
+
+    def unseen_fails(self, family: str, features: Mapping[str, float]) -> dict[str, float]:
+        """feature -> weight for each failing check the family's model does not know: the pooled
+        model's weight where it learned one below zero, else the family's failure prior."""
+        m, pooled = self.model_for(family), self.families[POOLED]
+        known = set(m.features)
+        learned = dict(zip(pooled.features, pooled.weights)) if m is not pooled else {}
+        out = {}
+        for f, v in features.items():
+            if not v or not f.endswith(":fail") or f in known:
+                continue
+            w = learned.get(f, 0.0)
+            out[f] = (w if w < 0 else self.fail_prior(family)) * float(v)
+        return out
+
     def predict(self, family: str, features: Mapping[str, float]) -> float:
-        return _sigmoid(self.model_for(family).logit(features))
+        z = self.model_for(family).logit(features)
+        if self.meta.get("unseen_fail", "prior") == "prior":
+            z += sum(self.unseen_fails(family, features).values())
+        return _sigmoid(z)
 
     # -- training ---------------------------------------------------------------------------
     @classmethod
     def fit(cls, examples: Iterable[Example], *, l2: float = DEFAULT_L2, min_count: int = DEFAULT_MIN_COUNT,
             iterations: int = DEFAULT_ITERATIONS, meta: Mapping | None = None,
-            l2_by_family: Mapping[str, float] | None = None) -> "Calibrator":
+            l2_by_family: Mapping[str, float] | None = None, unseen_fail: str = "prior") -> "Calibrator":
         ex = list(examples)
         if not ex:
             raise ValueError("no examples to fit the calibrator on")
@@ -113,7 +144,10 @@ class Calibrator:
             fams[fam] = _fit_family(rows, l2=(l2_by_family or {}).get(fam, l2), min_count=min_count,
                                     iterations=iterations)
         extra = {"l2_by_family": dict(l2_by_family)} if l2_by_family else {}
-        return cls(fams, {**(meta or {}), "l2": l2, "min_count": min_count, "iterations": iterations, **extra})
+        if unseen_fail not in UNSEEN_FAIL:
+            raise ValueError(f"unseen_fail must be one of {UNSEEN_FAIL}, got {unseen_fail!r}")
+        return cls(fams, {**(meta or {}), "l2": l2, "min_count": min_count, "iterations": iterations,
+                          "unseen_fail": unseen_fail, **extra})
 
     # -- persistence ------------------------------------------------------------------------
     def to_json(self) -> dict:

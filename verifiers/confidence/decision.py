@@ -15,6 +15,12 @@ left out of the delivered record by default (`omitted`: the row's `fields` keep 
 status `doubtful`, `"omitted": true`), so that every value a passed record delivers was verified;
 the schema's `"x-docassay": {"verify": {"doubtful_optional": "keep"}}` keeps it in the record
 instead (`DEFAULT_OPTIONAL_DOUBT`, chosen on dev-tune: verifiers/confidence/CARD.md).
+
+An empty optional field whose label is printed with a value (the `label_printed` check,
+verifiers/checks/printed.py: the reading missed it) makes the record incomplete: by default
+(`missing_printed: "review"`) the field must be looked at, so the record goes to review with the
+field named among the doubtful ones; `"x-docassay": {"verify": {"missing_printed": "report"}}`
+only shows the signal in the row's fields and lets the record pass.
 """
 from __future__ import annotations
 
@@ -28,6 +34,7 @@ from docassay.verifiers.confidence.features import FieldBasis
 from docassay.verifiers.errors import VerifyError
 
 __all__ = ["DEFAULT_MIN_CONFIDENCE", "STATUSES", "SCOPES", "OPTIONAL_DOUBT", "DEFAULT_OPTIONAL_DOUBT",
+           "MISSING_PRINTED", "DEFAULT_MISSING_PRINTED", "INCOMPLETE_CHECKS",
            "ConfidencePolicy", "FieldConfidence", "assess", "MAX_ROW_CHECKS"]
 
 DEFAULT_MIN_CONFIDENCE = 0.9
@@ -40,6 +47,10 @@ SCOPES = ("required", "present")
 OPTIONAL_DOUBT = ("omit", "keep")
 DEFAULT_OPTIONAL_DOUBT = "omit"
 """What an accepted record does with a doubtful optional value (chosen on dev-tune, CARD.md)."""
+MISSING_PRINTED = ("review", "report")
+DEFAULT_MISSING_PRINTED = "review"
+"""What an empty optional field whose label is printed with a value does to the record."""
+INCOMPLETE_CHECKS = ("label_printed",)      # fail signals on an empty field that make it needed
 
 
 @dataclass(frozen=True)
@@ -53,6 +64,7 @@ class ConfidencePolicy:
     per_field: Mapping[str, float] = field(default_factory=dict)
     scope: str = "required"
     optional_doubt: str = DEFAULT_OPTIONAL_DOUBT
+    missing_printed: str = DEFAULT_MISSING_PRINTED
 
     def target(self, name: str) -> float:
         return float(self.per_field.get(name, self.default))
@@ -77,7 +89,11 @@ class ConfidencePolicy:
         if doubt not in OPTIONAL_DOUBT:
             raise VerifyError(f"x-docassay.verify.doubtful_optional must be one of {', '.join(OPTIONAL_DOUBT)}, "
                               f"not {doubt!r}", kind="schema")
-        return cls(d, per, scope, doubt)
+        missing = verify.get("missing_printed", DEFAULT_MISSING_PRINTED)
+        if missing not in MISSING_PRINTED:
+            raise VerifyError(f"x-docassay.verify.missing_printed must be one of {', '.join(MISSING_PRINTED)}, "
+                              f"not {missing!r}", kind="schema")
+        return cls(d, per, scope, doubt, missing)
 
 
 def _check(v: Any, where: str) -> float:
@@ -112,7 +128,9 @@ def assess(bases: Mapping[str, FieldBasis], calibrator: Calibrator, policy: Conf
     for name, b in bases.items():
         t = policy.target(name)
         if not b.present:
-            out[name] = FieldConfidence(name, b.value, None, "missing", t, b.family, name in req)
+            incomplete = [s for s in b.signals if s.check in INCOMPLETE_CHECKS and s.outcome == "fail"]
+            must = name in req or (bool(incomplete) and policy.missing_printed == "review")
+            out[name] = FieldConfidence(name, b.value, None, "missing", t, b.family, must, list(b.signals))
             continue
         if b.features.get("how:person"):
             p = 1.0                                   # a person's value is not estimated

@@ -85,6 +85,7 @@ def field_bases(ctx: VerifyContext, gates: Mapping[str, GateResult], signals: It
         value = record.get(name)
         b = FieldBasis(name, family_of(name, kind), _present(value), value)
         if not b.present:
+            b.signals = list(by_field.get(name, []))       # e.g. label_printed: the reading missed it
             out[name] = b
             continue
         ev = ctx.evidence.get(name)

@@ -1,0 +1,155 @@
+"""Conformance cases of the checks written for layouts nobody tuned for (issue 12, unseen layouts):
+an identifier read in part (extent.id_extent), a label in front of a party's name
+(labels.name_label_prefix), an empty field whose label is printed with a value
+(printed.label_printed), and the decision that holds such a record back."""
+from __future__ import annotations
+
+import pytest
+
+from docassay.verifiers.checks import extent as X
+from docassay.verifiers.checks import labels as L
+from docassay.verifiers.checks import printed as P
+from docassay.verifiers.checks.vocabulary import meanings_in
+from docassay.verifiers.confidence import Calibrator, ConfidencePolicy
+from docassay.verifiers.confidence.calibrator import POOLED, FamilyModel
+from docassay.verifiers.context import VerifyContext
+from docassay.verifiers.errors import VerifyError
+from docassay.verifiers.verify import verify
+from tests.verifiers.checkkit import GOOD, INVOICE, PAGE, assert_conformant, at, by, ctx, page_doc
+
+
+def _vat_line(line: str, value: str):
+    doc = page_doc([(50, 60, "Rechnung Nr. 471102"), (50, 188, line)])
+    return ctx(dict(GOOD, seller_vat_id=value), doc=doc, evidence={"seller_vat_id": at(doc, "seller_vat_id", value)})
+
+
+def test_id_extent_whole_code_says_nothing_and_a_part_fails():
+    assert by(X.id_extent(_vat_line("USt-IdNr.: DE136695976", "DE136695976")), "seller_vat_id", "id_extent") == []
+    assert by(X.id_extent(_vat_line("VAT ID: 653090237 RT0001", "RT0001")), "seller_vat_id", "id_extent") == ["fail"]
+    assert by(X.id_extent(_vat_line("VAT Number: ABN 27 351 757 204", "27")), "seller_vat_id", "id_extent") == ["fail"]
+    assert by(X.id_extent(_vat_line("UID-Nr.: CHE-610.132.919 MWST", "CHE-610.132.919")), "seller_vat_id",
+              "id_extent") == ["fail"]
+
+
+def test_id_extent_a_date_or_a_label_after_the_number_is_not_more_of_it():
+    doc = page_doc([(50, 60, "Rechnung Nr. 471102 vom 05.03.2018"), (50, 80, "Invoice No. 471102 05.03.2018")])
+    for occ in (0, 1):
+        c = ctx(GOOD, doc=doc, evidence={"invoice_number": at(doc, "invoice_number", "471102", occurrence=occ)})
+        assert by(X.id_extent(c), "invoice_number", "id_extent") == []
+
+
+def test_name_label_prefix():
+    assert by(L.name_label_prefix(ctx(GOOD)), "seller_name", "name_label_prefix") == []
+    bad = ctx(dict(GOOD, seller_name="ACCOUNT HOLDER Smith & Lewis Ltd.", buyer_name="Ihre Bestellung"))
+    assert by(L.name_label_prefix(bad), "seller_name", "name_label_prefix") == ["fail"]
+    assert by(L.name_label_prefix(bad), "buyer_name", "name_label_prefix") == ["fail"]
+    # a one-word cue at the start is a name often enough ("Bank of Scotland plc")
+    assert by(L.name_label_prefix(ctx(dict(GOOD, seller_name="Bank of Scotland plc"))), "seller_name",
+              "name_label_prefix") == []
+
+
+def test_vocabulary_knows_the_delivery_and_due_cues():
+    assert meanings_in("LIVRÉ À:")[0][0] == "delivery"
+    assert meanings_in("Payable on or before 06/01/18")[0][0] == "due_date"
+
+
+def test_label_printed_on_the_line_and_on_the_next_line():
+    rec = {k: v for k, v in GOOD.items() if k not in ("due_date", "tax_total")}
+    s = P.label_printed(ctx(rec, doc=page_doc()))
+    assert by(s, "due_date", "label_printed") == ["fail"] and by(s, "tax_total", "label_printed") == ["fail"]
+    doc = page_doc([(50, 60, "Rechnung Nr. 471102"), (50, 80, "Sales Tax 20% on"), (50, 92, "GBP 242.62"),
+                    (50, 120, "Due Date:"), (50, 132, "06/01/18")])
+    s = P.label_printed(ctx(rec, doc=doc))
+    assert by(s, "tax_total", "label_printed") == ["fail"] and by(s, "due_date", "label_printed") == ["fail"]
+
+
+def test_label_printed_says_nothing_when_the_value_is_there_or_the_label_is_not():
+    assert P.label_printed(ctx(GOOD, doc=page_doc())) == []
+    rec = {k: v for k, v in GOOD.items() if k != "due_date"}
+    doc = page_doc([line for line in PAGE if "Fälligkeit" not in line[2]])
+    assert by(P.label_printed(ctx(rec, doc=doc)), "due_date", "label_printed") == []
+    # a label with no value after it (a column header, a heading) is not a missed value
+    doc = page_doc([(50, 60, "Due date"), (50, 72, "Description Qty Price")])
+    assert by(P.label_printed(ctx(rec, doc=doc)), "due_date", "label_printed") == []
+
+
+@pytest.mark.parametrize("check", [X.id_extent, L.name_label_prefix, P.label_printed])
+def test_conformance(check):
+    doc = page_doc()
+    assert_conformant(check, ctx(GOOD, doc=doc, evidence={"seller_vat_id": at(doc, "seller_vat_id", "DE136695976")}))
+
+
+def _verify(record: dict, verify_block: dict | None = None):
+    schema = dict(INVOICE, **({"x-docassay": {"verify": verify_block}} if verify_block else {}))
+    cal = Calibrator({POOLED: FamilyModel(["bias"], [5.0])})       # every value verified
+    return verify(VerifyContext(schema=schema, record=record, document=page_doc(), calibrator=cal,
+                                min_confidence=0.9))
+
+
+def test_a_missing_optional_value_whose_label_is_printed_holds_the_record_back():
+    rec = {k: v for k, v in GOOD.items() if k != "due_date"}
+    v = _verify(rec)
+    f = v.fields["due_date"]
+    assert f.status == "missing" and f.required and "due_date" in v.doubtful
+    assert [s.check for s in f.checks] == ["label_printed"]
+    assert "label_printed" in f.to_json()["checks"][0]["check"]
+    rep = _verify(rec, {"missing_printed": "report"})
+    assert "due_date" not in rep.doubtful and rep.fields["due_date"].checks        # shown, not holding back
+    with pytest.raises(VerifyError, match="missing_printed"):
+        ConfidencePolicy.from_schema(dict(INVOICE, **{"x-docassay": {"verify": {"missing_printed": "x"}}}))
+
+
+def test_a_failing_check_the_family_never_learned_counts_at_the_family_prior():
+    cal = Calibrator({POOLED: FamilyModel(["bias", "a:fail"], [2.0, -1.0]),
+                      "name": FamilyModel(["bias", "b:fail", "c:fail", "d:pass"], [2.0, -2.0, -4.0, 1.0])})
+    assert cal.fail_prior("name") == pytest.approx(-3.0)
+    base = cal.predict("name", {"bias": 1.0})
+    # pooled knows a:fail -> its weight; nobody knows z:fail -> the family's prior
+    assert cal.unseen_fails("name", {"bias": 1.0, "a:fail": 1.0, "z:fail": 1.0, "y:pass": 1.0}) == \
+        {"a:fail": -1.0, "z:fail": -3.0}
+    assert cal.predict("name", {"bias": 1.0, "z:fail": 1.0}) < base
+    cal.meta["unseen_fail"] = "ignore"
+    assert cal.predict("name", {"bias": 1.0, "z:fail": 1.0}) == base
+    with pytest.raises(ValueError, match="unseen_fail"):
+        Calibrator.fit([], unseen_fail="x") if False else Calibrator.fit(
+            [__import__("docassay.verifiers.confidence", fromlist=["Example"]).Example("id", {"bias": 1.0}, True)],
+            unseen_fail="x")
+
+
+def test_id_extent_a_value_in_the_next_column_is_not_more_of_the_code():
+    doc = page_doc([(50, 60, "Rechnung Nr.: 471102"), (400, 60, "P7627415")])
+    c = ctx(GOOD, doc=doc, evidence={"invoice_number": at(doc, "invoice_number", "471102")})
+    assert by(X.id_extent(c), "invoice_number", "id_extent") == []
+
+
+def test_a_name_in_the_delivery_block_that_the_buyer_block_prints_too_is_no_rival():
+    from docassay.verifiers.checks import roles as R
+    lines = [(50, 60, "Rechnung Nr. 471102"), (50, 100, "Rechnungsempfänger:"), (50, 112, "Kunden AG Mitte"),
+             (300, 100, "Lieferanschrift:"), (300, 112, "Kunden AG Mitte")]
+    doc = page_doc(lines)
+    in_delivery = at(doc, "buyer_name", "Kunden AG Mitte", occurrence=1)
+    c = ctx(GOOD, doc=doc, evidence={"buyer_name": in_delivery})
+    assert by(R.party_block(c), "buyer_name", "party_block") == ["pass"]
+    doc = page_doc([line for line in lines if line[0] == 300 or line[1] == 60])
+    c = ctx(GOOD, doc=doc, evidence={"buyer_name": at(doc, "buyer_name", "Kunden AG Mitte")})
+    assert by(R.party_block(c), "buyer_name", "party_block") == ["fail"]
+
+
+def test_a_since_year_slogan_is_no_address_and_haftungsbeschraenkt_is_a_legal_form():
+    from docassay.verifiers.checks.plausibility import address_verdict
+    from docassay.verifiers.checks.vocabulary import is_legal_line
+    assert address_verdict("Seit 1987 für Sie da")[0] == "fail" and address_verdict("SINDS 1964")[0] == "fail"
+    assert address_verdict("Goethegasse 122 82292 Hannover")[0] == "pass"
+    assert is_legal_line("(HAFTUNGSBESCHRÄNKT)") and not is_legal_line("Hannover")
+
+
+def test_label_printed_finds_the_value_after_its_own_label_on_a_busy_line():
+    rec = {k: v for k, v in GOOD.items() if k != "seller_vat_id"}
+    doc = page_doc([(50, 60, "Rechnung Nr. 471102"), (50, 80, "Tel. 02.30.69.34.17 · Numéro de TVA FR61134924979")])
+    assert by(P.label_printed(ctx(rec, doc=doc)), "seller_vat_id", "label_printed") == ["fail"]
+
+
+def test_the_invoice_a_credit_note_refers_to_is_another_number():
+    from docassay.verifiers.checks.labels import nearest_meanings
+    assert nearest_meanings("Réf. facture")[0] == {"other_number"}
+    assert nearest_meanings("N° de facture")[0] == {"document_number"}

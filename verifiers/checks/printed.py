@@ -1,0 +1,101 @@
+"""A value the record lacks although its label is printed with one (the reading missed it).
+
+    label_printed   a field the record leaves empty (a date, amount or identifier field with a
+                    label meaning: verifiers.checks.vocabulary) whose label is printed with a value
+                    of the field's kind right after it, on its line or alone on the next line
+                    ("Due date: 06.01.2018", "Sales Tax 20%" over "GBP 242.62"): fail, on the
+                    empty field. Nothing when the label is not printed (absent is no evidence),
+                    and nothing for a field that holds a value.
+
+A missing optional value is not an error of the record, so no gate holds it; this check is the
+evidence that the record is incomplete. What it does with it is the decision's
+(verifiers.confidence.decision, `missing_printed`): by default the record goes to review with
+the field named; `report` only shows the signal in the row.
+"""
+from __future__ import annotations
+
+import re
+
+from docassay.verifiers.checks.fields import roles_of
+from docassay.verifiers.checks.labels import nearest_meanings
+from docassay.verifiers.checks.page import doc_lines
+from docassay.verifiers.checks.signal import Signal
+from docassay.verifiers.checks.vocabulary import ROLE_MEANING, SUPPORTS, fold, meanings_in
+from docassay.verifiers.context import VerifyContext
+
+__all__ = ["label_printed", "value_after", "CHECKS", "CHECKED_ROLES"]
+
+_MONTH = r"[^\W\d_]{3,10}\.?"
+_PATTERNS = {
+    "date": re.compile(r"(?<![\d.,/-])(?:\d{1,2}[./-]\d{1,2}[./-](?:\d{4}|\d{2})|\d{4}-\d{2}-\d{2}|"
+                       rf"\d{{1,2}}\.?\s+{_MONTH}\s+\d{{4}}|{_MONTH}\s+\d{{1,2}},?\s+\d{{4}})(?![\d.,/-]?\d)"),
+    "amount": re.compile(r"(?<![\d.,])-?(?:\d{1,3}(?:[.,' ]\d{3})+|\d+)[.,]\d{2}-?(?![\d.,])"),
+    "id": re.compile(r"(?<![\w-])(?=[\w./-]*\d)[A-Z0-9][\w./-]{2,}"),
+}
+# field role -> the kind of value its label stands before
+CHECKED_ROLES = {"issue_date": "date", "due_date": "date", "delivery_date": "date",
+                 "net_total": "amount", "tax_total": "amount", "gross_total": "amount",
+                 "document_number": "id", "seller_vat_id": "id", "buyer_vat_id": "id"}
+_RATE_OR_JOINER = re.compile(r"^(?:\d{1,2}(?:[.,]\d{1,3})?%|[^\W\d_]{1,3})$")   # "20%", "on", "auf", "de"
+
+
+def _means(text: str, role: str) -> str | None:
+    """The cue phrase when the last cue of `text` means `role` (or supports it) and nothing else."""
+    near = nearest_meanings(text)
+    if near is None:
+        return None
+    meanings, phrase = near
+    own = ROLE_MEANING[role]
+    ok = {own, *SUPPORTS.get(role, ())}
+    return phrase if meanings and meanings <= ok else None
+
+
+def value_after(lines: list[tuple[int, int, str]], i: int, role: str) -> tuple[str, str] | None:
+    """(label, value) when line `i` prints `role`'s label and a value of its kind right after it,
+    on the line or alone at the start of the next line of the same page."""
+    kind = CHECKED_ROLES[role]
+    rx = _PATTERNS[kind]
+    page, _, t = lines[i]
+    ms = list(rx.finditer(t))
+    for m in ms:                     # "Tel. 02.30.69.34.17 · Numéro de TVA FR61134924979": the second
+        phrase = _means(t[:m.start()], role)
+        if phrase:
+            return phrase, m.group(0).strip()
+    if ms:
+        return None
+    found = meanings_in(t)
+    rest = fold(t).split()[max(e for *_, e in found):] if found else []
+    if not found or not all(_RATE_OR_JOINER.match(w) for w in rest):      # the line is only a label
+        return None
+    phrase = _means(t, role)
+    if not phrase or i + 1 >= len(lines) or lines[i + 1][0] != page:
+        return None
+    nxt = lines[i + 1][2]
+    hit = rx.search(nxt)
+    if hit is None:
+        return None
+    lead = nxt[:hit.start()]
+    if lead.strip(" :").isalpha() and len(lead.strip()) > 3:            # another label first ("Total 12,00"), a currency is fine
+        return None
+    return phrase, hit.group(0).strip()
+
+
+def label_printed(ctx: VerifyContext) -> list[Signal]:
+    required = set(ctx.schema.get("required") or [])
+    wanted = [(f, role) for f, role in roles_of(ctx.schema).by_field.items()
+              if role in CHECKED_ROLES and f not in required and ctx.record.get(f) in (None, "", [])]
+    if not wanted:
+        return []
+    lines = doc_lines(ctx.document)
+    out = []
+    for f, role in wanted:
+        for i, (page, li, _) in enumerate(lines):
+            hit = value_after(lines, i, role)
+            if hit:
+                out.append(Signal(f, "label_printed", "fail",
+                                  f"empty, but page {page} prints {hit[0]!r} with {hit[1]!r} (line {li + 1})"))
+                break
+    return out
+
+
+CHECKS = (("label_printed", label_printed),)
