@@ -557,7 +557,7 @@ def _learn(found: Found, ix: DocIndex, vec, job: "Job", ctx: "RunContext", row: 
     if known is not None:
         info["known_format"] = f"{known.format_id} v{known.version} reproduces {first.right:g}/{first.total}"
         tried = fresh_layout_tried(store.get_version(ctx.conn, known.format_id, known.version))
-        if gen is None and covers(tried, first.right, first.total):
+        if gen is None and tried is not None and covers(tried, first.right, first.total):
             # A fresh layout of this format version was generated on an earlier hybrid whose replay read
             # as much of its XML as this one's does, and read no more: generating again on every
             # document of the format would cost a model call each and keep the format all the same.
