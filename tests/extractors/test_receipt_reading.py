@@ -238,3 +238,16 @@ def test_a_two_line_name_in_large_print_is_read_whole():
     doc = Document(source="t", sha256="1" * 64, kind="synthetic", pages=[page], parser="test")
     g = generate(DocIndex(doc), SCHEMA)
     assert g.extraction.record["company"] == "NORTHWIND BOOK CP. (M) SDN BHD"
+
+
+def test_arithmetic_all_taxes_added_and_cash_rounded():
+    # "GROSS AMT 47.80", "SVR TAX 2.87", "GST (6%) 2.86", "NET AMT 53.55": both labels read as a total.
+    roles = {"total": [47.80, 53.55], "tax": [2.87, 2.86]}
+    assert arithmetic_bonus(53.55, roles) > 0                 # 47.80 + 5.73 = 53.53, rounded to 53.55
+    assert arithmetic_bonus(47.80, roles) == 0
+    assert arithmetic_bonus(53.53, {"total": [47.80], "tax": [2.87, 2.86]}) > 0     # exact, no rounding
+    assert arithmetic_bonus(53.55, {"total": [47.80], "tax": [5.73]}) == 0           # one tax: the old rule only
+    ix = DocIndex(make_doc([(40, 100, "NORTHWIND BAKERY"), (40, 112, "BREAD"), (300, 112, "47.80"),
+                            (40, 124, "GROSS AMT :"), (300, 124, "47.80"), (40, 136, "SVR TAX :"), (300, 136, "2.87"),
+                            (40, 148, "GST (6%) :"), (300, 148, "2.86"), (40, 160, "NET AMT :"), (300, 160, "53.55")]))
+    assert generate(ix, SCHEMA).extraction.record["total"] == 53.55
