@@ -227,8 +227,8 @@ def test_line_gap_scales_with_large_print():
 def test_a_two_line_name_in_large_print_is_read_whole():
     # The shop's name in a big font over two lines, the gap between them wider than 1.5 text heights
     # of the small print below, but under one of its own.
-    from tests.builders import make_page
     from docassay.extractors.document import BBox, Document, Page, Word
+    from tests.builders import make_page
     small = make_page([(40, 300 + 12 * i, t) for i, t in enumerate(
         ["NO 7, JALAN MAWAR 2,", "40000 SHAH ALAM", "TAX INVOICE", "DATE: 12/03/2018", "BREAD", "TOTAL 4.90"])]).words
     big = [Word("NORTHWIND", BBox(100, 200, 280, 230), font_size=30), Word("BOOK", BBox(290, 200, 370, 230), font_size=30),
