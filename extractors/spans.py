@@ -18,7 +18,7 @@ from functools import cached_property
 from statistics import median
 
 from docassay.extractors import normalize as norm
-from docassay.extractors.document import BBox, Document, Line, Page
+from docassay.extractors.document import BBox, Document, Line, Page, Word
 from docassay.extractors.labels import fold_label
 
 __all__ = ["Segment", "Span", "LabelMatch", "DocIndex", "VALUE_TYPES"]
@@ -190,6 +190,21 @@ def _index_page(page: Page) -> PageIndex:
     return PageIndex(page, by_line, em)
 
 
+MAX_WORD_HEIGHT_RATIO = 1.6   # words this much taller than their neighbour are printed apart (a stamp, a logo)
+
+
+MIN_SIZED_CHARS = 2           # a word this short ("*", ":") has no reliable height of its own
+
+
+def _size_jump(a: Word, b: Word) -> bool:
+    """Two words side by side in very different text heights: "POSTED" stamped beside a shop's name.
+    (Overlapping boxes and one-character words are left to the gap test.)"""
+    if min(sum(ch.isalnum() for ch in w.text) for w in (a, b)) < MIN_SIZED_CHARS:
+        return False
+    lo, hi = sorted((a.bbox.height, b.bbox.height))
+    return lo > 0 and hi > MAX_WORD_HEIGHT_RATIO * lo
+
+
 def _segments(page: Page, li: int, line: Line, em: float) -> list[Segment]:
     ids = list(line.word_ids)
     if not ids:
@@ -198,7 +213,8 @@ def _segments(page: Page, li: int, line: Line, em: float) -> list[Segment]:
     for prev, cur in zip(ids, ids[1:]):
         pw, cw = page.words[prev], page.words[cur]
         h = max(min(pw.bbox.height, cw.bbox.height), 0.5 * em)
-        if cw.bbox.x0 - pw.bbox.x1 > 1.5 * h:
+        gap = cw.bbox.x0 - pw.bbox.x1
+        if gap > 1.5 * h or (gap >= 0 and _size_jump(pw, cw)):
             groups.append([cur])
         else:
             groups[-1].append(cur)

@@ -27,6 +27,7 @@ ARITH_TENDER = 0.25      # the amount = cash tendered - change
 ARITH_SUM = 0.20         # the amount = subtotal + tax (+ rounding), or subtotal + rounding
 REPEATED_AS_PAID = 0.05  # the amount printed again as the payment (card, cash without change)
 AMOUNT_TOL = 0.005
+CASH_STEP = 0.05         # cash totals rounded to the nearest 5 cents (MY, AU, NZ, CH, NL, ...)
 NO_CENTS = -0.5          # printed without decimals where the receipt's money amounts have them ("7 DAYS")
 IN_TEXT = -0.3           # words follow the number in its segment: part of a sentence, not an amount cell
 _WORD_AFTER = re.compile(r"^\s*[^\W\d_]{3,}")     # "7 DAY WITH RECEIPT"; not "57.00 S" or "7.42 RM"
@@ -127,7 +128,22 @@ def arithmetic_bonus(value: float, roles: dict[str, list[float]]) -> float:
     if value > 0 and any(_near(s + x + r, value) for s in subs for x in taxes + [0.0] for r in rounds
                          if (x, r) != (0.0, 0.0) and not _near(s, value)):
         bonus += ARITH_SUM
+    elif value > 0 and _taxes_added(value, subs + [t for t in roles.get("total", []) if t < value], taxes):
+        bonus += ARITH_SUM
     return bonus
+
+
+def _cash_rounded(x: float) -> float:
+    return round(round(x / CASH_STEP) * CASH_STEP, 2)
+
+
+def _taxes_added(value: float, bases: list[float], taxes: list[float]) -> bool:
+    """The amount is a smaller printed amount plus all the tax lines together ("GROSS AMT 47.80",
+    "SVR TAX 2.87", "GST 2.86", "NET AMT 53.55"), exactly or rounded to the cash step."""
+    if len(taxes) < 2 or any(x <= 0 for x in taxes):
+        return False
+    tax = sum(taxes)
+    return any(_near(b + tax, value) or _near(_cash_rounded(b + tax), value) for b in bases)
 
 
 def shape_prior(ix: DocIndex, span: Span, with_cents: bool) -> float:

@@ -25,7 +25,7 @@ from dataclasses import replace
 
 from docassay.extractors import normalize as norm
 from docassay.extractors.instructions.baseline import _LEGAL, _address_evidence
-from docassay.extractors.instructions.executor import _column_overlap, locate_field
+from docassay.extractors.instructions.executor import _column_overlap, line_gap_limit, locate_field
 from docassay.extractors.instructions.language import FieldRule, Locale, Locator
 from docassay.extractors.instructions.proposals import Proposal
 from docassay.extractors.labels import LEXICON, FieldSpec, fold_label
@@ -41,7 +41,6 @@ MAX_NAME_LINES = 3          # a name printed over at most this many lines
 MAX_ADDRESS_LINES = 8       # an address over at most this many (the instruction schema allows 12)
 MAX_ADDRESS_UP = 3          # lines an address start may move up to take in its first lines
 MAX_ADDRESS_DOWN = 3       # lines it may move down, off registration / label lines
-LINE_GAP_EM = 1.5           # the executor's gap between the lines of one value (`_gather_lines`)
 MIN_ADDRESS_EVIDENCE = 0.25  # address words, a house number with a comma, a postcode
 _ADDRESS_KEYS = frozenset(LEXICON["address"] + ("no", "hq", "lot", "unit", "shop", "outlet", "branch", "add", "addr"))
 _SKIPPABLE = ("registration", "key-value", "empty")   # lines between a name and its address
@@ -125,11 +124,27 @@ def not_address(text: str) -> str:
 
 
 def name_continues_above(text: str) -> bool:
-    """The line starts as the continuation of a name printed on the line above."""
+    """The line starts as the continuation of a name printed on the line above, or is a legal form
+    with no name word before it ("CP. (M) SDN BHD", an OCR-damaged "CO. (M) SDN BHD")."""
     t = text.strip()
     if t.count(")") > t.count("(") and t.find(")") < (t.find("(") if "(" in t else len(t)):
         return True
-    return bool(_CONTINUATION_START.match(t))
+    return bool(_CONTINUATION_START.match(t)) or _legal_without_name(t)
+
+
+_BRACKET_GROUP = re.compile(r"[(\[][^()\[\]]*[)\]]")
+MIN_NAME_WORD_LETTERS = 3   # a word of a name: "CP." or "(M)" before "SDN BHD" names nothing
+
+
+def _legal_without_name(text: str) -> bool:
+    """A legal form whose words before it, bracket groups left out, hold no word of
+    `MIN_NAME_WORD_LETTERS` letters: the name itself is printed elsewhere (the line above)."""
+    t = norm.clean_name(text)
+    m = _LEGAL_END.search(t)
+    if not m or m.start() == 0:
+        return False
+    before = _BRACKET_GROUP.sub(" ", t[:m.start()])
+    return not any(sum(ch.isalpha() for ch in w) >= MIN_NAME_WORD_LETTERS for w in before.split())
 
 
 def _ends_open(text: str) -> bool:
@@ -187,7 +202,7 @@ def _neighbour(ix: DocIndex, page: int, line: int, box, x0: float, step: int) ->
     if not segs:
         return None
     gap = (segs[0].bbox.y0 - box.y1) if step > 0 else (box.y0 - segs[0].bbox.y1)
-    if gap > LINE_GAP_EM * pi.em:
+    if gap > line_gap_limit(pi.em, box, segs[0].bbox):
         return None
     return min(segs, key=lambda s: abs(s.bbox.x0 - x0))
 

@@ -316,6 +316,18 @@ def _to_value(ix: DocIndex, span: Span, rule: FieldRule, locale: Locale, anchor:
     return FieldValue(value, Provenance(span.page, bbox, text, anchor))
 
 
+LINE_GAP = 1.5     # the most space between two lines of one value, in text heights
+BIG_TEXT = 1.3     # lines at least this many times the page's text height are printed large
+
+
+def line_gap_limit(em: float, a: BBox, b: BBox) -> float:
+    """The most vertical space between two lines of one value: `LINE_GAP` times the page's text
+    height, or times the two lines' own (smaller) height where both are printed large (a shop's
+    name in a big font over two lines)."""
+    h = min(a.height, b.height)
+    return LINE_GAP * (h if h >= BIG_TEXT * em else em)
+
+
 def _gather_lines(ix: DocIndex, span: Span, n: int) -> tuple[str, BBox]:
     """A value printed over several lines (an address): following lines aligned with the first."""
     pi = ix.page(span.page)
@@ -327,7 +339,7 @@ def _gather_lines(ix: DocIndex, span: Span, n: int) -> tuple[str, BBox]:
         if li >= len(pi.segments_by_line):
             break
         segs = [s for s in pi.segments_by_line[li] if _column_overlap(s.bbox, last, pi.em)]
-        if not segs or segs[0].bbox.y0 - last.y1 > 1.5 * pi.em:
+        if not segs or segs[0].bbox.y0 - last.y1 > line_gap_limit(pi.em, last, segs[0].bbox):
             break
         seg = min(segs, key=lambda s: abs(s.bbox.x0 - span.bbox.x0))
         texts.append(seg.text)

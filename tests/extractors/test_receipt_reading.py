@@ -205,3 +205,49 @@ def test_address_takes_in_a_middle_line_without_a_number():
     rec = generate(ix, SCHEMA).extraction.record
     assert rec["address"] == "LOT 12, JALAN MAWAR, TAMAN SERI INDAH 40000 SHAH ALAM, SELANGOR"
     assert rec["company"] == "NORTHWIND TRADERS SDN BHD"
+
+
+def test_a_legal_form_without_a_name_continues_the_line_above():
+    assert D.name_continues_above("CP. (M) SDN BHD")              # an OCR-damaged "CO. (M) SDN BHD"
+    assert D.name_continues_above("& TEA LEAF (M) SDN. BHD.")
+    assert not D.name_continues_above("TRENDYMAX (M) SDN. BHD.")
+    assert not D.name_continues_above("MR D.I.Y. (M) SDN BHD")
+    assert not D.name_continues_above("GST 6%")
+
+
+def test_line_gap_scales_with_large_print():
+    from docassay.extractors.document import BBox
+    from docassay.extractors.instructions.executor import line_gap_limit
+    big_a, big_b = BBox(0, 67, 400, 121), BBox(0, 175, 500, 238)   # 54 and 63 high on a page of 31.5
+    assert big_b.y0 - big_a.y1 <= line_gap_limit(31.5, big_a, big_b)
+    small_a, small_b = BBox(0, 336, 300, 369), BBox(0, 413, 300, 446)  # 33 high on a page of 28: as before
+    assert small_b.y0 - small_a.y1 > line_gap_limit(28.0, small_a, small_b)
+
+
+def test_a_two_line_name_in_large_print_is_read_whole():
+    # The shop's name in a big font over two lines, the gap between them wider than 1.5 text heights
+    # of the small print below, but under one of its own.
+    from docassay.extractors.document import BBox, Document, Page, Word
+    from tests.builders import make_page
+    small = make_page([(40, 300 + 12 * i, t) for i, t in enumerate(
+        ["NO 7, JALAN MAWAR 2,", "40000 SHAH ALAM", "TAX INVOICE", "DATE: 12/03/2018", "BREAD", "TOTAL 4.90"])]).words
+    big = [Word("NORTHWIND", BBox(100, 200, 280, 230), font_size=30), Word("BOOK", BBox(290, 200, 370, 230), font_size=30),
+           Word("CP.", BBox(60, 262, 110, 292), font_size=30), Word("(M)", BBox(120, 262, 170, 292), font_size=30),
+           Word("SDN", BBox(180, 262, 240, 292), font_size=30), Word("BHD", BBox(250, 262, 310, 292), font_size=30)]
+    page = Page.from_words(1, 600.0, 800.0, big + list(small), source="synthetic")
+    doc = Document(source="t", sha256="1" * 64, kind="synthetic", pages=[page], parser="test")
+    g = generate(DocIndex(doc), SCHEMA)
+    assert g.extraction.record["company"] == "NORTHWIND BOOK CP. (M) SDN BHD"
+
+
+def test_arithmetic_all_taxes_added_and_cash_rounded():
+    # "GROSS AMT 47.80", "SVR TAX 2.87", "GST (6%) 2.86", "NET AMT 53.55": both labels read as a total.
+    roles = {"total": [47.80, 53.55], "tax": [2.87, 2.86]}
+    assert arithmetic_bonus(53.55, roles) > 0                 # 47.80 + 5.73 = 53.53, rounded to 53.55
+    assert arithmetic_bonus(47.80, roles) == 0
+    assert arithmetic_bonus(53.53, {"total": [47.80], "tax": [2.87, 2.86]}) > 0     # exact, no rounding
+    assert arithmetic_bonus(53.55, {"total": [47.80], "tax": [5.73]}) == 0           # one tax: the old rule only
+    ix = DocIndex(make_doc([(40, 100, "NORTHWIND BAKERY"), (40, 112, "BREAD"), (300, 112, "47.80"),
+                            (40, 124, "GROSS AMT :"), (300, 124, "47.80"), (40, 136, "SVR TAX :"), (300, 136, "2.87"),
+                            (40, 148, "GST (6%) :"), (300, 148, "2.86"), (40, 160, "NET AMT :"), (300, 160, "53.55")]))
+    assert generate(ix, SCHEMA).extraction.record["total"] == 53.55

@@ -37,3 +37,25 @@ def test_hostile_text_is_just_text():
     ix = DocIndex(doc)
     assert ix.spans("text")
     assert ix.find_label("drop table") and not ix.spans("date")
+
+
+def _sized_doc(words):
+    """(x0, y0, x1, y1, text) words on one page: boxes of any height."""
+    from docassay.extractors.document import BBox, Document, Page, Word
+    page = Page.from_words(1, 600.0, 800.0, [Word(t, BBox(x0, y0, x1, y1), font_size=y1 - y0) for x0, y0, x1, y1, t in words],
+                           source="synthetic")
+    return Document(source="t", sha256="0" * 64, kind="synthetic", pages=[page], parser="test")
+
+
+def test_a_stamp_beside_a_name_is_its_own_segment():
+    # "POSTED" stamped twice as tall, a small gap after the name: not part of it.
+    doc = _sized_doc([(60, 156, 170, 190, "YONG"), (176, 156, 290, 190, "ENTERPRISE"), (300, 130, 420, 192, "POSTED"),
+                      (60, 200, 100, 234, "NO"), (106, 200, 120, 234, "7"), (126, 200, 300, 234, "JALAN")])
+    lines = DocIndex(doc).page(1).segments_by_line
+    assert [s.text for s in lines[0]] == ["YONG ENTERPRISE", "POSTED"]
+    assert [s.text for s in lines[1]] == ["NO 7 JALAN"]          # a one-character word keeps its line
+
+
+def test_same_sized_words_stay_one_segment():
+    doc = _sized_doc([(60, 156, 170, 190, "YONG"), (176, 150, 290, 196, "ENTERPRISE")])   # 34 vs 46: alike
+    assert [s.text for s in DocIndex(doc).page(1).segments_by_line[0]] == ["YONG ENTERPRISE"]
