@@ -109,6 +109,8 @@ def test_party_printed_a_buyer_block_without_a_caption():
     s = P.party_printed(ctx(rec, doc=page_doc(_UNCAPTIONED)))
     assert by(s, "buyer_name", "party_printed") == ["fail"]
     assert "Juniatex" in s[0].detail
+    other = [line if line[2] != "182 Queen Road" else (50, 112, "36 Chapel Close") for line in _UNCAPTIONED]
+    assert by(P.party_printed(ctx(rec, doc=page_doc(other))), "buyer_name", "party_printed") == ["fail"]
 
 
 def test_party_printed_says_nothing_for_the_other_partys_block_a_bank_line_or_a_present_name():

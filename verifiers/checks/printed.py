@@ -108,6 +108,14 @@ def label_printed(ctx: VerifyContext) -> list[Signal]:
     return out
 
 
+# "36 Chapel Close": a house number, then the street's words (a street word list never has them all)
+_HOUSE_AND_STREET = re.compile(r"^\d{1,4}[a-z]?\s+[^\W\d_]{2,}(?:\s+[^\W\d_]{2,})+$")
+
+
+def _address_start(text: str) -> bool:
+    return address_verdict(text)[0] == "pass" or bool(_HOUSE_AND_STREET.match(text.strip()))
+
+
 _OTHER_PARTY = {"seller_name": "buyer_name", "buyer_name": "seller_name"}
 _NOT_A_PARTY_LINE = {"seller_name": ("bank", "contact", "buyer", "delivery"), "buyer_name": ("bank", "contact", "seller")}
 
@@ -134,7 +142,7 @@ def party_printed(ctx: VerifyContext) -> list[Signal]:
                 continue
             if any(m in _NOT_A_PARTY_LINE[role] for m, *_ in meanings_in(t)):
                 continue
-            if i + 1 < len(lines) and lines[i + 1][0] == page and address_verdict(lines[i + 1][2])[0] == "pass":
+            if i + 1 < len(lines) and lines[i + 1][0] == page and _address_start(lines[i + 1][2]):
                 out.append(Signal(f, "party_printed", "fail",
                                   f"empty, but page {page} prints {t[:60]!r} over the address {lines[i + 1][2][:40]!r} "
                                   f"(line {li + 1})"))
