@@ -149,6 +149,7 @@ _ID_ROLES = ("seller_vat_id", "buyer_vat_id", "document_number")
 _CODE = re.compile(r"^(?=[\w./-]*\d)[\w./-]+$")
 WORD_GAP_EMS = 0.6           # a wider gap between words of one line is a column gap
 SUFFIX_MAX = 4               # a lone upper-case word this short ending the line is part of the code
+ROW_SLACK_EMS = 0.25         # lines whose tops lie this close (in line heights) are one printed row
 
 
 _DATE_OR_AMOUNT = re.compile(r"^(?:\d{1,2}[./-]\d{1,2}[./-]\d{2,4}|\d{4}-\d{2}-\d{2}|-?[\d.,']+[.,]\d{2})$")
@@ -222,12 +223,14 @@ def wrapped_suffix(p: Any) -> str | None:
     em = _em(lines[p.line])
     here = _box(lines[p.line])
     x0, x1 = _run_left_x0(p) - WORD_GAP_EMS * em, p.x1 + WORD_GAP_EMS * em
-    below = [j for j, ln in enumerate(lines) if j != p.line and (b := _box(ln)) is not None and here is not None
-             and b[1] >= here[3] - 0.25 * em and b[1] - here[3] <= BLOCK_GAP_EMS * em]
+    if here is None:
+        return None
+    below = [(j, b) for j, ln in enumerate(lines) if j != p.line and (b := _box(ln)) is not None
+             and b[1] >= here[3] - ROW_SLACK_EMS * em and b[1] - here[3] <= BLOCK_GAP_EMS * em]
     if not below:
         return None
-    top = min(_box(lines[j])[1] for j in below)                              # type: ignore[index]
-    cell = [w for j in below if _box(lines[j])[1] <= top + 0.25 * em          # type: ignore[index]
+    top = min(b[1] for _, b in below)
+    cell = [w for j, b in below if b[1] <= top + ROW_SLACK_EMS * em
             for i in getattr(lines[j], "word_ids", ()) if 0 <= i < len(words)
             for w in (words[i],) if min(w.bbox.x1, x1) - max(w.bbox.x0, x0) > 0]
     if len(cell) != 1:
