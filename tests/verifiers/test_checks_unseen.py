@@ -31,6 +31,21 @@ def test_id_extent_whole_code_says_nothing_and_a_part_fails():
               "id_extent") == ["fail"]
 
 
+def test_id_extent_in_a_widely_set_font_and_across_a_column_gap():
+    from docassay.extractors.document import BBox, Document, Page, Word
+
+    def doc_of(xs):           # (text, x0, x1) on one line, 9 points high
+        words = [Word(t, BBox(a, 100, b, 109), font_size=9) for t, a, b in xs]
+        return Document(source="t.pdf", sha256="x", kind="synthetic", parser="test",
+                        pages=[Page.from_words(1, 600, 800, words, source="synthetic")])
+    wide = doc_of([("Umsatzsteuer-ID:", 55.7, 135.2), ("CHE-665.597.188", 142.6, 217.8), ("MWST", 224.0, 243.9)])
+    apart = doc_of([("Umsatzsteuer-ID:", 55.7, 135.2), ("CHE-665.597.188", 138.0, 217.8), ("MWST", 240.0, 259.9)])
+    for doc, want in ((wide, ["fail"]), (apart, [])):
+        c = ctx(dict(GOOD, seller_vat_id="CHE-665.597.188"), doc=doc,
+                evidence={"seller_vat_id": at(doc, "seller_vat_id", "CHE-665.597.188")})
+        assert by(X.id_extent(c), "seller_vat_id", "id_extent") == want
+
+
 def test_id_extent_a_suffix_wrapped_onto_the_next_line_of_its_cell():
     doc = page_doc([(50, 60, "Rechnung Nr. 471102"), (300, 188, "UID-Nr.: CHE-610.132.919"), (300, 199, "MWST")])
     c = ctx(dict(GOOD, seller_vat_id="CHE-610.132.919"), doc=doc,

@@ -147,7 +147,9 @@ def address_extent(ctx: VerifyContext) -> list[Signal]:
 
 _ID_ROLES = ("seller_vat_id", "buyer_vat_id", "document_number")
 _CODE = re.compile(r"^(?=[\w./-]*\d)[\w./-]+$")
-WORD_GAP_EMS = 0.6           # a wider gap between words of one line is a column gap
+WORD_GAP_EMS = 0.6           # a wider gap between words of one line is a column gap ...
+WORD_GAP_OF_LINE = 1.5       # ... unless the line's own tightest word gap is this near it (a widely set font),
+WORD_GAP_MAX_EMS = 1.2       # ... and never wider than this (a column gap, whatever the font)
 SUFFIX_MAX = 4               # a lone upper-case word this short ending the line is part of the code
 ROW_SLACK_EMS = 0.25         # lines whose tops lie this close (in line heights) are one printed row
 
@@ -160,9 +162,21 @@ def _code_like(tok: str) -> bool:
     return bool(_CODE.match(t)) and not t.endswith(":") and not _DATE_OR_AMOUNT.match(t)
 
 
+def _word_gap(row: list, em: float) -> float:
+    """The widest gap between two words of one run on this line: `WORD_GAP_EMS` line heights, or
+    `WORD_GAP_OF_LINE` times the line's tightest gap where the font sets its words wider apart
+    ("Umsatzsteuer-ID: CHE-665.597.188 MWST" with 0.7 line heights between every word), at most
+    `WORD_GAP_MAX_EMS`."""
+    xs = sorted(row, key=lambda w: w.bbox.x0)
+    gaps = [b.bbox.x0 - a.bbox.x1 for a, b in zip(xs, xs[1:]) if b.bbox.x0 - a.bbox.x1 > 0]
+    if not gaps:
+        return WORD_GAP_EMS * em
+    return max(WORD_GAP_EMS * em, min(WORD_GAP_OF_LINE * min(gaps), WORD_GAP_MAX_EMS * em))
+
+
 def _adjacent(p: Any) -> tuple[list[str], list[str]]:
     """The words of the value's line left and right of it that run on from it without a column
-    gap (at most `WORD_GAP_EMS` line heights between neighbours)."""
+    gap (`_word_gap`)."""
     lines = getattr(p.page, "lines", None) or []
     words = getattr(p.page, "words", None) or []
     if not 0 <= p.line < len(lines):
@@ -172,17 +186,18 @@ def _adjacent(p: Any) -> tuple[list[str], list[str]]:
     em = max(float(b.y1 - b.y0), 1e-6) if b is not None else 10.0
     left = sorted((w for w in row if w.bbox.x1 <= p.x0 + 0.5), key=lambda w: w.bbox.x0)
     right = sorted((w for w in row if w.bbox.x0 >= p.x1 - 0.5), key=lambda w: w.bbox.x0)
+    gap = _word_gap(row, em)
     run_l: list[str] = []
     edge = p.x0
     for w in reversed(left):
-        if edge - w.bbox.x1 > WORD_GAP_EMS * em:
+        if edge - w.bbox.x1 > gap:
             break
         run_l.insert(0, w.text)
         edge = w.bbox.x0
     run_r: list[str] = []
     edge = p.x1
     for w in right:
-        if w.bbox.x0 - edge > WORD_GAP_EMS * em:
+        if w.bbox.x0 - edge > gap:
             break
         run_r.append(w.text)
         edge = w.bbox.x1
@@ -197,10 +212,10 @@ def _run_left_x0(p: Any) -> float:
     if not 0 <= p.line < len(lines):
         return p.x0
     row = [words[i] for i in getattr(lines[p.line], "word_ids", ()) if 0 <= i < len(words)]
-    em = _em(lines[p.line])
+    gap = _word_gap(row, _em(lines[p.line]))
     edge = p.x0
     for w in sorted((w for w in row if w.bbox.x1 <= p.x0 + 0.5), key=lambda w: -w.bbox.x0):
-        if edge - w.bbox.x1 > WORD_GAP_EMS * em:
+        if edge - w.bbox.x1 > gap:
             break
         edge = w.bbox.x0
     return edge
