@@ -31,6 +31,37 @@ def test_id_extent_whole_code_says_nothing_and_a_part_fails():
               "id_extent") == ["fail"]
 
 
+def test_id_extent_in_a_widely_set_font_and_across_a_column_gap():
+    from docassay.extractors.document import BBox, Document, Page, Word
+
+    def doc_of(xs):           # (text, x0, x1) on one line, 9 points high
+        words = [Word(t, BBox(a, 100, b, 109), font_size=9) for t, a, b in xs]
+        return Document(source="t.pdf", sha256="x", kind="synthetic", parser="test",
+                        pages=[Page.from_words(1, 600, 800, words, source="synthetic")])
+    wide = doc_of([("Umsatzsteuer-ID:", 55.7, 135.2), ("CHE-665.597.188", 142.6, 217.8), ("MWST", 224.0, 243.9)])
+    apart = doc_of([("Umsatzsteuer-ID:", 55.7, 135.2), ("CHE-665.597.188", 138.0, 217.8), ("MWST", 240.0, 259.9)])
+    for doc, want in ((wide, ["fail"]), (apart, [])):
+        c = ctx(dict(GOOD, seller_vat_id="CHE-665.597.188"), doc=doc,
+                evidence={"seller_vat_id": at(doc, "seller_vat_id", "CHE-665.597.188")})
+        assert by(X.id_extent(c), "seller_vat_id", "id_extent") == want
+
+
+def test_id_extent_a_suffix_wrapped_onto_the_next_line_of_its_cell():
+    doc = page_doc([(50, 60, "Rechnung Nr. 471102"), (300, 188, "UID-Nr.: CHE-610.132.919"), (300, 199, "MWST")])
+    c = ctx(dict(GOOD, seller_vat_id="CHE-610.132.919"), doc=doc,
+            evidence={"seller_vat_id": at(doc, "seller_vat_id", "CHE-610.132.919")})
+    assert by(X.id_extent(c), "seller_vat_id", "id_extent") == ["fail"]
+    # the next line of another column, a longer word, or a line far below: not the code's suffix
+    for lines in ([(300, 188, "UID-Nr.: CHE-610.132.919"), (50, 199, "MWST")],
+                  [(300, 188, "UID-Nr.: CHE-610.132.919"), (300, 199, "MWST Konto 12")],
+                  [(300, 188, "UID-Nr.: CHE-610.132.919"), (300, 199, "BANKING")],
+                  [(300, 188, "UID-Nr.: CHE-610.132.919"), (300, 230, "MWST")]):
+        doc = page_doc([(50, 60, "Rechnung Nr. 471102"), *lines])
+        c = ctx(dict(GOOD, seller_vat_id="CHE-610.132.919"), doc=doc,
+                evidence={"seller_vat_id": at(doc, "seller_vat_id", "CHE-610.132.919")})
+        assert by(X.id_extent(c), "seller_vat_id", "id_extent") == [], lines
+
+
 def test_id_extent_a_date_or_a_label_after_the_number_is_not_more_of_it():
     doc = page_doc([(50, 60, "Rechnung Nr. 471102 vom 05.03.2018"), (50, 80, "Invoice No. 471102 05.03.2018")])
     for occ in (0, 1):
@@ -43,6 +74,10 @@ def test_name_label_prefix():
     bad = ctx(dict(GOOD, seller_name="ACCOUNT HOLDER Smith & Lewis Ltd.", buyer_name="Ihre Bestellung"))
     assert by(L.name_label_prefix(bad), "seller_name", "name_label_prefix") == ["fail"]
     assert by(L.name_label_prefix(bad), "buyer_name", "name_label_prefix") == ["fail"]
+    # one word naming an account's or a payment's holder is a label
+    for name in ("Beneficiario Zeno-Instalaciones S.A.", "Titulaire Dupont SARL", "Zahlungsempfänger Müller GmbH"):
+        assert by(L.name_label_prefix(ctx(dict(GOOD, seller_name=name))), "seller_name", "name_label_prefix") == \
+            ["fail"], name
     # a one-word cue at the start is a name often enough ("Bank of Scotland plc")
     assert by(L.name_label_prefix(ctx(dict(GOOD, seller_name="Bank of Scotland plc"))), "seller_name",
               "name_label_prefix") == []
@@ -63,6 +98,12 @@ def test_label_printed_on_the_line_and_on_the_next_line():
     assert by(s, "tax_total", "label_printed") == ["fail"] and by(s, "due_date", "label_printed") == ["fail"]
 
 
+def test_label_printed_a_due_date_in_the_payment_sentence():
+    rec = {k: v for k, v in GOOD.items() if k != "due_date"}
+    doc = page_doc([(50, 60, "Rechnung Nr. 471102"), (50, 80, "Bitte überweisen Sie den Betrag bis zum 31. Mai 2017 .")])
+    assert by(P.label_printed(ctx(rec, doc=doc)), "due_date", "label_printed") == ["fail"]
+
+
 def test_label_printed_says_nothing_when_the_value_is_there_or_the_label_is_not():
     assert P.label_printed(ctx(GOOD, doc=page_doc())) == []
     rec = {k: v for k, v in GOOD.items() if k != "due_date"}
@@ -73,7 +114,30 @@ def test_label_printed_says_nothing_when_the_value_is_there_or_the_label_is_not(
     assert by(P.label_printed(ctx(rec, doc=doc)), "due_date", "label_printed") == []
 
 
-@pytest.mark.parametrize("check", [X.id_extent, L.name_label_prefix, P.label_printed])
+_UNCAPTIONED = [(50, 40, "Smith Design LLP"), (50, 52, "9 Church Drive"), (50, 64, "Manchester"),
+                (50, 100, "Juniatex Trading LLP"), (50, 112, "182 Queen Road"), (50, 124, "Manchester"),
+                (300, 100, "Invoice No. F-848"), (300, 140, "Payable to Royal Bank Ltd"), (300, 152, "IBAN GB24 OCET 0628")]
+
+
+def test_party_printed_a_buyer_block_without_a_caption():
+    rec = {k: v for k, v in dict(GOOD, seller_name="Smith Design LLP").items() if k != "buyer_name"}
+    s = P.party_printed(ctx(rec, doc=page_doc(_UNCAPTIONED)))
+    assert by(s, "buyer_name", "party_printed") == ["fail"]
+    assert "Juniatex" in s[0].detail
+    other = [line if line[2] != "182 Queen Road" else (50, 112, "36 Chapel Close") for line in _UNCAPTIONED]
+    assert by(P.party_printed(ctx(rec, doc=page_doc(other))), "buyer_name", "party_printed") == ["fail"]
+
+
+def test_party_printed_says_nothing_for_the_other_partys_block_a_bank_line_or_a_present_name():
+    rec = {k: v for k, v in dict(GOOD, seller_name="Smith Design LLP").items() if k != "buyer_name"}
+    only_seller = [line for line in _UNCAPTIONED if "Juniatex" not in line[2]]
+    assert P.party_printed(ctx(rec, doc=page_doc(only_seller))) == []
+    bank = only_seller + [(300, 200, "Kontoinhaber: Smith Holding Ltd"), (300, 212, "12 Bank Street")]
+    assert P.party_printed(ctx(rec, doc=page_doc(bank))) == []
+    assert P.party_printed(ctx(dict(GOOD, seller_name="Smith Design LLP"), doc=page_doc(_UNCAPTIONED))) == []
+
+
+@pytest.mark.parametrize("check", [X.id_extent, L.name_label_prefix, P.label_printed, P.party_printed])
 def test_conformance(check):
     doc = page_doc()
     assert_conformant(check, ctx(GOOD, doc=doc, evidence={"seller_vat_id": at(doc, "seller_vat_id", "DE136695976")}))

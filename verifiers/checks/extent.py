@@ -13,8 +13,10 @@
                      label: a code-like token (with a digit) between the label and the value
                      ("VAT ID: 653090237 RT0001" read as "RT0001"), or right after the value
                      ("ABN 27 351 757 204" read as "27"; "CHE-610.132.919 MWST" read without its
-                     short upper-case suffix ending the line), means only part of it was read:
-                     fail. Only fails (a whole code is what the readings give by default).
+                     short upper-case suffix ending the line, or wrapped alone onto the next
+                     line of its cell, right under the label and value), means only part of it
+                     was read: fail. Only fails (a whole code is what the readings give by
+                     default).
 
 "Reads as an address" is plausibility.address_verdict (a postcode or a street word, and no phone
 number, time, date, price or contact detail), the same for every language of the data. Positions
@@ -36,7 +38,7 @@ from docassay.verifiers.checks.vocabulary import fold, is_legal_line, meanings_i
 from docassay.verifiers.context import VerifyContext
 from docassay.verifiers.evidence import FieldEvidence
 
-__all__ = ["address_extent", "id_extent", "covered_lines", "line_next_to", "BLOCK_GAP_EMS", "CHECKS"]
+__all__ = ["address_extent", "id_extent", "covered_lines", "line_next_to", "wrapped_suffix", "BLOCK_GAP_EMS", "CHECKS"]
 
 BLOCK_GAP_EMS = 0.8          # lines closer than this many line heights belong to one printed block
 _NAME_OF = {"seller_address": "seller_name", "buyer_address": "buyer_name"}
@@ -145,8 +147,11 @@ def address_extent(ctx: VerifyContext) -> list[Signal]:
 
 _ID_ROLES = ("seller_vat_id", "buyer_vat_id", "document_number")
 _CODE = re.compile(r"^(?=[\w./-]*\d)[\w./-]+$")
-WORD_GAP_EMS = 0.6           # a wider gap between words of one line is a column gap
+WORD_GAP_EMS = 0.6           # a wider gap between words of one line is a column gap ...
+WORD_GAP_OF_LINE = 1.5       # ... unless the line's own tightest word gap is this near it (a widely set font),
+WORD_GAP_MAX_EMS = 1.2       # ... and never wider than this (a column gap, whatever the font)
 SUFFIX_MAX = 4               # a lone upper-case word this short ending the line is part of the code
+ROW_SLACK_EMS = 0.25         # lines whose tops lie this close (in line heights) are one printed row
 
 
 _DATE_OR_AMOUNT = re.compile(r"^(?:\d{1,2}[./-]\d{1,2}[./-]\d{2,4}|\d{4}-\d{2}-\d{2}|-?[\d.,']+[.,]\d{2})$")
@@ -157,9 +162,21 @@ def _code_like(tok: str) -> bool:
     return bool(_CODE.match(t)) and not t.endswith(":") and not _DATE_OR_AMOUNT.match(t)
 
 
+def _word_gap(row: list, em: float) -> float:
+    """The widest gap between two words of one run on this line: `WORD_GAP_EMS` line heights, or
+    `WORD_GAP_OF_LINE` times the line's tightest gap where the font sets its words wider apart
+    ("Umsatzsteuer-ID: CHE-665.597.188 MWST" with 0.7 line heights between every word), at most
+    `WORD_GAP_MAX_EMS`."""
+    xs = sorted(row, key=lambda w: w.bbox.x0)
+    gaps = [b.bbox.x0 - a.bbox.x1 for a, b in zip(xs, xs[1:]) if b.bbox.x0 - a.bbox.x1 > 0]
+    if not gaps:
+        return WORD_GAP_EMS * em
+    return max(WORD_GAP_EMS * em, min(WORD_GAP_OF_LINE * min(gaps), WORD_GAP_MAX_EMS * em))
+
+
 def _adjacent(p: Any) -> tuple[list[str], list[str]]:
     """The words of the value's line left and right of it that run on from it without a column
-    gap (at most `WORD_GAP_EMS` line heights between neighbours)."""
+    gap (`_word_gap`)."""
     lines = getattr(p.page, "lines", None) or []
     words = getattr(p.page, "words", None) or []
     if not 0 <= p.line < len(lines):
@@ -169,21 +186,74 @@ def _adjacent(p: Any) -> tuple[list[str], list[str]]:
     em = max(float(b.y1 - b.y0), 1e-6) if b is not None else 10.0
     left = sorted((w for w in row if w.bbox.x1 <= p.x0 + 0.5), key=lambda w: w.bbox.x0)
     right = sorted((w for w in row if w.bbox.x0 >= p.x1 - 0.5), key=lambda w: w.bbox.x0)
+    gap = _word_gap(row, em)
     run_l: list[str] = []
     edge = p.x0
     for w in reversed(left):
-        if edge - w.bbox.x1 > WORD_GAP_EMS * em:
+        if edge - w.bbox.x1 > gap:
             break
         run_l.insert(0, w.text)
         edge = w.bbox.x0
     run_r: list[str] = []
     edge = p.x1
     for w in right:
-        if w.bbox.x0 - edge > WORD_GAP_EMS * em:
+        if w.bbox.x0 - edge > gap:
             break
         run_r.append(w.text)
         edge = w.bbox.x1
     return run_l, run_r
+
+
+def _run_left_x0(p: Any) -> float:
+    """The left edge of the words running on from the value leftwards (its label and all) without
+    a column gap: where the value's cell begins."""
+    lines = getattr(p.page, "lines", None) or []
+    words = getattr(p.page, "words", None) or []
+    if not 0 <= p.line < len(lines):
+        return p.x0
+    row = [words[i] for i in getattr(lines[p.line], "word_ids", ()) if 0 <= i < len(words)]
+    gap = _word_gap(row, _em(lines[p.line]))
+    edge = p.x0
+    for w in sorted((w for w in row if w.bbox.x1 <= p.x0 + 0.5), key=lambda w: -w.bbox.x0):
+        if edge - w.bbox.x1 > gap:
+            break
+        edge = w.bbox.x0
+    return edge
+
+
+def _em(ln: Any) -> float:
+    b = _box(ln)
+    return max(b[3] - b[1], 1e-6) if b is not None else 10.0
+
+
+def wrapped_suffix(p: Any) -> str | None:
+    """A short upper-case word printed alone in the value's cell on the next line, right under
+    it ("UID-Nr.: CHE-610.132.919" over "MWST" in a narrow footer column): the code's suffix,
+    wrapped. Only when nothing else of that line lies between the cell's left edge and the
+    value's right end (with a column gap's slack either side)."""
+    lines = getattr(p.page, "lines", None) or []
+    words = getattr(p.page, "words", None) or []
+    if not 0 <= p.line < len(lines):
+        return None
+    em = _em(lines[p.line])
+    here = _box(lines[p.line])
+    x0, x1 = _run_left_x0(p) - WORD_GAP_EMS * em, p.x1 + WORD_GAP_EMS * em
+    if here is None:
+        return None
+    below = [(j, b) for j, ln in enumerate(lines) if j != p.line and (b := _box(ln)) is not None
+             and b[1] >= here[3] - ROW_SLACK_EMS * em and b[1] - here[3] <= BLOCK_GAP_EMS * em]
+    if not below:
+        return None
+    top = min(b[1] for _, b in below)
+    cell = [w for j, b in below if b[1] <= top + ROW_SLACK_EMS * em
+            for i in getattr(lines[j], "word_ids", ()) if 0 <= i < len(words)
+            for w in (words[i],) if min(w.bbox.x1, x1) - max(w.bbox.x0, x0) > 0]
+    if len(cell) != 1:
+        return None
+    t = cell[0].text.strip()
+    if not (t.isalpha() and t.isupper() and len(t) <= SUFFIX_MAX) or cell[0].bbox.x0 < x0 or cell[0].bbox.x1 > x1:
+        return None
+    return t
 
 
 def id_extent(ctx: VerifyContext) -> list[Signal]:
@@ -208,6 +278,9 @@ def id_extent(ctx: VerifyContext) -> list[Signal]:
         elif len(after) == 1 and line_ends and after[0].isalpha() and after[0].isupper() \
                 and len(after[0]) <= SUFFIX_MAX and after[0] not in v:
             out.append(Signal(f, "id_extent", "fail", f"{v!r} goes on with the suffix {after[0]!r}"))
+        elif not after and (w := wrapped_suffix(p)) is not None and w not in v:
+            out.append(Signal(f, "id_extent", "fail", f"{v!r} goes on with the suffix {w!r}, wrapped onto the "
+                                                      f"next line"))
     return out
 
 

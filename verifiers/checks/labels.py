@@ -21,7 +21,9 @@
                     `value_is_label` finding counts too)
     name_label_prefix  a party's name does not begin with a label: a cue phrase of two words or
                     more ("ACCOUNT HOLDER Smith & Lewis Ltd.", "Bill to Acme") or a possessive
-                    and a cue word ("Ihre Bestellung", "Your reference"): fail. Only fails (a
+                    and a cue word ("Ihre Bestellung", "Your reference"), or one word that names
+                    an account's or payment's holder ("Beneficiario Zeno S.A.", "Titulaire
+                    Dupont SARL"; `HOLDER_WORDS`): fail. Only fails (a
                     name without a label in front is no evidence that it is the right name)
 
 Fields by role (verifiers.checks.fields); a field whose role has no label meaning is not judged.
@@ -211,6 +213,12 @@ _POSSESSIVES = frozenset({"your", "our", "ihre", "ihr", "ihren", "unsere", "unse
                           "uw", "onze", "su", "sus", "nuestro", "nuestra", "anda"})
 _NAME_ROLES = ("seller_name", "buyer_name")
 PREFIX_MIN_WORDS = 2          # a cue phrase this long at a name's start is a label, not the name
+# One word that names whoever an account or a payment belongs to: always followed by a name, so never
+# the first word of one ("Beneficiario Zeno-Instalaciones S.A.", "Titulaire Dupont SARL"). Unlike a
+# one-word cue in general ("Bank of Scotland plc", "Total Energies SA").
+HOLDER_WORDS = frozenset({"beneficiario", "beneficiary", "beneficiaire", "payee", "titulaire", "titular",
+                          "kontoinhaber", "inhaber", "begunstigter", "zahlungsempfanger", "rekeninghouder",
+                          "begunstigde", "penerima"})
 
 
 def name_label_prefix(ctx: VerifyContext) -> list[Signal]:
@@ -224,6 +232,9 @@ def name_label_prefix(ctx: VerifyContext) -> list[Signal]:
         first = [(m, ph, a, b) for m, ph, a, b in found if a == 0]
         if first and first[0][3] >= PREFIX_MIN_WORDS:
             out.append(Signal(f, "name_label_prefix", "fail", f"{v[:60]!r} begins with the label {first[0][1]!r}"))
+        elif len(words) >= 2 and words[0] in HOLDER_WORDS:
+            out.append(Signal(f, "name_label_prefix", "fail", f"{v[:60]!r} begins with {words[0]!r}, the label "
+                                                              f"of an account's or a payment's holder"))
         elif len(words) >= 2 and words[0] in _POSSESSIVES and any(a == 1 for _, _, a, _ in found):
             out.append(Signal(f, "name_label_prefix", "fail", f"{v[:60]!r} begins with {' '.join(words[:2])!r}, "
                                                               f"a label"))

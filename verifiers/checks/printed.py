@@ -7,6 +7,14 @@
                     empty field. Nothing when the label is not printed (absent is no evidence),
                     and nothing for a field that holds a value.
 
+    party_printed   a party's name the record leaves empty (an optional seller or buyer name)
+                    while the first page prints a company name (it carries a legal form:
+                    verifiers.checks.names) heading an address (the next line reads as a street
+                    or postcode line), that is not the other party's name nor on a bank or
+                    contact line: fail, on the empty field (a buyer's block printed without a
+                    caption, "Juniatex Trading LLP" over "182 Queen Road"). Nothing when no such
+                    block is printed.
+
 A missing optional value is not an error of the record, so no gate holds it; this check is the
 evidence that the record is incomplete. What it does with it is the decision's
 (verifiers.confidence.decision, `missing_printed`): by default the record goes to review with
@@ -18,12 +26,14 @@ import re
 
 from docassay.verifiers.checks.fields import roles_of
 from docassay.verifiers.checks.labels import nearest_meanings
+from docassay.verifiers.checks.names import has_legal_form
 from docassay.verifiers.checks.page import doc_lines
+from docassay.verifiers.checks.plausibility import address_verdict
 from docassay.verifiers.checks.signal import Signal
 from docassay.verifiers.checks.vocabulary import ROLE_MEANING, SUPPORTS, fold, meanings_in
 from docassay.verifiers.context import VerifyContext
 
-__all__ = ["label_printed", "value_after", "CHECKS", "CHECKED_ROLES"]
+__all__ = ["label_printed", "party_printed", "value_after", "CHECKS", "CHECKED_ROLES"]
 
 _MONTH = r"[^\W\d_]{3,10}\.?"
 _PATTERNS = {
@@ -98,4 +108,46 @@ def label_printed(ctx: VerifyContext) -> list[Signal]:
     return out
 
 
-CHECKS = (("label_printed", label_printed),)
+# "36 Chapel Close": a house number, then the street's words (a street word list never has them all)
+_HOUSE_AND_STREET = re.compile(r"^\d{1,4}[a-z]?\s+[^\W\d_]{2,}(?:\s+[^\W\d_]{2,})+$")
+
+
+def _address_start(text: str) -> bool:
+    return address_verdict(text)[0] == "pass" or bool(_HOUSE_AND_STREET.match(text.strip()))
+
+
+_OTHER_PARTY = {"seller_name": "buyer_name", "buyer_name": "seller_name"}
+_NOT_A_PARTY_LINE = {"seller_name": ("bank", "contact", "buyer", "delivery"), "buyer_name": ("bank", "contact", "seller")}
+
+
+def party_printed(ctx: VerifyContext) -> list[Signal]:
+    required = set(ctx.schema.get("required") or [])
+    by_role = roles_of(ctx.schema).by_field
+    field_of = {role: f for f, role in by_role.items()}
+    wanted = [(f, role) for f, role in by_role.items()
+              if role in _OTHER_PARTY and f not in required and ctx.record.get(f) in (None, "")]
+    if not wanted:
+        return []
+    lines = doc_lines(ctx.document)
+    first = lines[0][0] if lines else None
+    out = []
+    for f, role in wanted:
+        other = ctx.record.get(field_of.get(_OTHER_PARTY[role], ""))
+        other_f = fold(other) if isinstance(other, str) else ""
+        for i, (page, li, t) in enumerate(lines):
+            if page != first:
+                break
+            ft = fold(t)
+            if not ft or not has_legal_form(t) or (other_f and (other_f in ft or ft in other_f)):
+                continue
+            if any(m in _NOT_A_PARTY_LINE[role] for m, *_ in meanings_in(t)):
+                continue
+            if i + 1 < len(lines) and lines[i + 1][0] == page and _address_start(lines[i + 1][2]):
+                out.append(Signal(f, "party_printed", "fail",
+                                  f"empty, but page {page} prints {t[:60]!r} over the address {lines[i + 1][2][:40]!r} "
+                                  f"(line {li + 1})"))
+                break
+    return out
+
+
+CHECKS = (("label_printed", label_printed), ("party_printed", party_printed))

@@ -60,7 +60,7 @@ MEANINGS: dict[str, tuple[str, ...]] = {
                  "zahlbar am", "date d echeance", "echeance", "a payer avant le", "date limite de paiement",
                  "vervaldatum", "uiterste betaaldatum", "te betalen voor", "fecha de vencimiento",
                  "vencimiento", "tarikh akhir", "zahlbar", "payable on or before", "payable before", "pay before",
-                 "due by", "a regler avant", "te voldoen voor"),
+                 "due by", "a regler avant", "te voldoen voor", "betrag bis zum", "bis spatestens"),
     "delivery_date": ("delivery date", "date of delivery", "delivered", "ship date", "shipping date",
                       "service date", "date of supply", "supply date", "service period", "lieferdatum",
                       "leistungsdatum", "liefer und leistungsdatum", "leistungszeitraum", "lieferzeitraum",

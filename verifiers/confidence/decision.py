@@ -50,7 +50,7 @@ DEFAULT_OPTIONAL_DOUBT = "omit"
 MISSING_PRINTED = ("review", "report")
 DEFAULT_MISSING_PRINTED = "review"
 """What an empty optional field whose label is printed with a value does to the record."""
-INCOMPLETE_CHECKS = ("label_printed",)      # fail signals on an empty field that make it needed
+INCOMPLETE_CHECKS = ("label_printed", "party_printed")      # fail signals on an empty field that make it needed
 
 
 @dataclass(frozen=True)
