@@ -8,10 +8,12 @@ moves.
 """
 from __future__ import annotations
 
+from functools import partial
+
 from docassay.extractors import normalize as norm
 from docassay.extractors.instructions.delimit import address_evidence, not_address
 from docassay.extractors.instructions.name_priors import header_end_line, is_code, is_sentence
-from docassay.extractors.instructions.proposals import Proposal
+from docassay.extractors.instructions.proposals import Proposal, reorder_keeping_level
 from docassay.extractors.labels import FieldSpec
 from docassay.extractors.spans import DocIndex
 
@@ -51,11 +53,5 @@ def address_priors(ix: DocIndex, specs: list[FieldSpec], ranked: dict[str, list[
         if not props:
             continue
         header_end = header_end_line(ix)
-        level = props[0].score
-        for p in props:
-            p.score += _prior(p, header_end)
-        props.sort(key=lambda p: (-p.score, p.span.key))
-        shift = level - props[0].score
-        for p in props:
-            p.score += shift
+        reorder_keeping_level(props, partial(_prior, header_end=header_end))
     return ranked

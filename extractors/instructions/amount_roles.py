@@ -12,8 +12,9 @@ field is chosen; the instructions stay the chosen locators.
 from __future__ import annotations
 
 import re
+from functools import partial
 
-from docassay.extractors.instructions.proposals import Proposal
+from docassay.extractors.instructions.proposals import Proposal, reorder_keeping_level
 from docassay.extractors.labels import FieldSpec, fold_label
 from docassay.extractors.spans import DocIndex, Span
 
@@ -157,6 +158,15 @@ def shape_prior(ix: DocIndex, span: Span, with_cents: bool) -> float:
     return s
 
 
+def _total_prior(ix: DocIndex, p: Proposal, roles: dict[str, list[float]], with_cents: bool) -> float:
+    if p.relation == "detect" or not isinstance(p.value, float):
+        return 0.0
+    role = amount_role(line_label(ix, p.span))
+    if role == "subtotal" and not (roles.get("final") or roles.get("total")):
+        role = "total"                   # no total printed after it: the subtotal is what is paid
+    return ROLE_PRIOR.get(role, 0.0) + arithmetic_bonus(float(p.value), roles) + shape_prior(ix, p.span, with_cents)
+
+
 def total_priors(ix: DocIndex, specs: list[FieldSpec], ranked: dict[str, list[Proposal]]) -> dict[str, list[Proposal]]:
     """Move the scores of receipt-total proposals by the role of their amount and the arithmetic
     of the others; re-sort, the best keeping the score the scorer gave its field's best (the
@@ -171,17 +181,5 @@ def total_priors(ix: DocIndex, specs: list[FieldSpec], ranked: dict[str, list[Pr
             continue
         roles = roles if roles is not None else _amounts_by_role(ix)
         with_cents = sum(1 for s in ix.spans("amount") if _CENTS.search(s.text)) >= 2
-        level = props[0].score
-        for p in props:
-            if p.relation == "detect" or not isinstance(p.value, float):
-                continue
-            role = amount_role(line_label(ix, p.span))
-            if role == "subtotal" and not (roles.get("final") or roles.get("total")):
-                role = "total"                   # no total printed after it: the subtotal is what is paid
-            p.score += ROLE_PRIOR.get(role, 0.0) + arithmetic_bonus(float(p.value), roles) + \
-                shape_prior(ix, p.span, with_cents)
-        props.sort(key=lambda p: (-p.score, p.span.key))
-        shift = level - props[0].score           # the field's level stays the scorer's: only the order moves
-        for p in props:
-            p.score += shift
+        reorder_keeping_level(props, partial(_total_prior, ix, roles=roles, with_cents=with_cents))
     return ranked

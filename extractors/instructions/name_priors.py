@@ -11,12 +11,13 @@ best keeps its score (the level the calibrator reads); only the order moves.
 from __future__ import annotations
 
 import re
+from functools import partial
 
 from docassay.extractors import normalize as norm
 from docassay.extractors.instructions.amount_roles import amount_role
 from docassay.extractors.instructions.baseline import _LEGAL
 from docassay.extractors.instructions.delimit import address_evidence, has_phone, has_registration, is_title, name_like
-from docassay.extractors.instructions.proposals import Proposal
+from docassay.extractors.instructions.proposals import Proposal, reorder_keeping_level
 from docassay.extractors.labels import LEXICON, FieldSpec, fold_label
 from docassay.extractors.spans import DocIndex
 
@@ -156,11 +157,6 @@ def company_priors(ix: DocIndex, specs: list[FieldSpec], ranked: dict[str, list[
         if not props:
             continue
         header_end, first_line, first_address = header_end_line(ix), first_name_line(ix), first_address_line(ix)
-        level = props[0].score
-        for p in props:
-            p.score += _prior(ix, p, header_end, first_line, first_address)
-        props.sort(key=lambda p: (-p.score, p.span.key))
-        shift = level - props[0].score
-        for p in props:
-            p.score += shift
+        reorder_keeping_level(props, partial(_prior, ix, header_end=header_end, first_line=first_line,
+                                            first_address=first_address))
     return ranked

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from dataclasses import dataclass, replace
+from typing import Callable
 
 from docassay.extractors.document import BBox
 from docassay.extractors.instructions import values as V
@@ -19,7 +20,7 @@ from docassay.extractors.instructions.language import FieldRule, Locale, Locator
 from docassay.extractors.labels import FieldSpec
 from docassay.extractors.spans import DocIndex, Span
 
-__all__ = ["Proposal", "propose", "label_context"]
+__all__ = ["Proposal", "propose", "label_context", "reorder_keeping_level"]
 
 MAX_PROPOSALS_PER_FIELD = 40
 _DIGIT = re.compile(r"\d")
@@ -50,6 +51,19 @@ class Proposal:
 _CURRENCY_TAIL = re.compile(r"(?:\b[A-Z]{3}|[$€£¥₹]|\bRM|\bRs\.?|\bS?Fr\.|\bUS\$)\s*$")
 _CURRENCY_ONLY = re.compile(r"^\s*(?:[A-Z]{3}|[$€£¥₹]|RM|Rs\.?|S?Fr\.|in\s+[A-Z]{3}|\(?[A-Z]{3}\)?)\s*$")
 _RATE = re.compile(r"^[(\[]?[\d.,]*\s*%?[)\]]?[:.]*$")
+
+
+def reorder_keeping_level(props: list[Proposal], prior: Callable[[Proposal], float]) -> None:
+    """Add `prior(p)` to each proposal's score and re-sort them (ties by span); the best then keeps
+    the score the best had before (the field's level: what the calibrator reads as the generator's
+    confidence), so a prior moves only the order. `props` must not be empty."""
+    level = props[0].score
+    for p in props:
+        p.score += prior(p)
+    props.sort(key=lambda p: (-p.score, p.span.key))
+    shift = level - props[0].score
+    for p in props:
+        p.score += shift
 
 
 def _label_tail(text: str, max_tokens: int = 5) -> str:
