@@ -69,7 +69,7 @@ def test_risk_coverage_omit_and_cross_validation(tmp_path: Path) -> None:
     assert C._header_right(live) and not C._header_right(C.DocFields(**_receipt(0, address_right=False)))
 
 
-def test_an_empty_field_whose_label_is_printed_holds_the_record_back(tmp_path: Path) -> None:
+def test_an_empty_field_whose_label_is_printed_holds_the_record_back_under_review(tmp_path: Path) -> None:
     rows = [_receipt(i, address_right=True) for i in range(50)]
     rows[0]["fields"]["tip"] = {"value": None, "status": "missing", "family": "amount",
                                 "checks": [{"check": "label_printed", "outcome": "fail", "detail": "x"}]}
@@ -77,10 +77,11 @@ def test_an_empty_field_whose_label_is_printed_holds_the_record_back(tmp_path: P
     docs = C.load_part(tmp_path, "dev-receipts.dev-tune")
     assert C.incomplete(docs[0]) == ["tip"] and C.incomplete(docs[1]) == []
     cal = CV.fit(docs, CV.Setting("t", min_count=1))
-    review = C.risk_coverage(cal, docs, (0.0,), scope="omit")[0]
-    report = C.risk_coverage(cal, docs, (0.0,), scope="omit", missing_printed="report")[0]
+    review = C.risk_coverage(cal, docs, (0.0,), scope="omit", missing_printed="review")[0]
+    report = C.risk_coverage(cal, docs, (0.0,), scope="omit")[0]                   # the default: "report"
     assert report["accepted"] - review["accepted"] == 1
-    assert CV.decide(docs[0], {"company": 1.0, "date": 1.0, "total": 1.0}, 0.9, "omit") == (False, set())
+    assert CV.decide(docs[0], {"company": 1.0, "date": 1.0, "total": 1.0}, 0.9, "omit", "review") == (False, set())
+    assert CV.decide(docs[0], {"company": 1.0, "date": 1.0, "total": 1.0}, 0.9, "omit")[0]
 
 
 def test_settings_scored_on_unseen_formats(tmp_path: Path) -> None:

@@ -150,15 +150,16 @@ def _verify(record: dict, verify_block: dict | None = None):
                                 min_confidence=0.9))
 
 
-def test_a_missing_optional_value_whose_label_is_printed_holds_the_record_back():
+def test_a_missing_optional_value_whose_label_is_printed_is_shown_and_holds_back_on_request():
     rec = {k: v for k, v in GOOD.items() if k != "due_date"}
-    v = _verify(rec)
+    v = _verify(rec, {"missing_printed": "review"})
     f = v.fields["due_date"]
     assert f.status == "missing" and f.required and "due_date" in v.doubtful
     assert [s.check for s in f.checks] == ["label_printed"]
     assert "label_printed" in f.to_json()["checks"][0]["check"]
-    rep = _verify(rec, {"missing_printed": "report"})
+    rep = _verify(rec)                                                             # the default: "report"
     assert "due_date" not in rep.doubtful and rep.fields["due_date"].checks        # shown, not holding back
+    assert rep.fields["due_date"].checks[0].check == "label_printed"
     with pytest.raises(VerifyError, match="missing_printed"):
         ConfidencePolicy.from_schema(dict(INVOICE, **{"x-docassay": {"verify": {"missing_printed": "x"}}}))
 

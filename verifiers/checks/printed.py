@@ -17,8 +17,8 @@
 
 A missing optional value is not an error of the record, so no gate holds it; this check is the
 evidence that the record is incomplete. What it does with it is the decision's
-(verifiers.confidence.decision, `missing_printed`): by default the record goes to review with
-the field named; `report` only shows the signal in the row.
+(verifiers.confidence.decision, `missing_printed`): by default (`report`) the signal is shown in
+the row and the record may pass; `review` sends the record to review with the field named.
 """
 from __future__ import annotations
 

@@ -17,10 +17,11 @@ the schema's `"x-docassay": {"verify": {"doubtful_optional": "keep"}}` keeps it 
 instead (`DEFAULT_OPTIONAL_DOUBT`, chosen on dev-tune: verifiers/confidence/CARD.md).
 
 An empty optional field whose label is printed with a value (the `label_printed` check,
-verifiers/checks/printed.py: the reading missed it) makes the record incomplete: by default
-(`missing_printed: "review"`) the field must be looked at, so the record goes to review with the
-field named among the doubtful ones; `"x-docassay": {"verify": {"missing_printed": "report"}}`
-only shows the signal in the row's fields and lets the record pass.
+verifiers/checks/printed.py: the reading missed it) is shown in the row's fields (`"status":
+"missing"` with the failing check); by default (`missing_printed: "report"`) the record still
+passes, because a format whose instructions have no locator for the field would otherwise send
+every later document of that sender to review; `"x-docassay": {"verify": {"missing_printed":
+"review"}}` makes the field needed, so the record goes to review with it among the doubtful ones.
 """
 from __future__ import annotations
 
@@ -48,7 +49,7 @@ OPTIONAL_DOUBT = ("omit", "keep")
 DEFAULT_OPTIONAL_DOUBT = "omit"
 """What an accepted record does with a doubtful optional value (chosen on dev-tune, CARD.md)."""
 MISSING_PRINTED = ("review", "report")
-DEFAULT_MISSING_PRINTED = "review"
+DEFAULT_MISSING_PRINTED = "report"
 """What an empty optional field whose label is printed with a value does to the record."""
 INCOMPLETE_CHECKS = ("label_printed", "party_printed")      # fail signals on an empty field that make it needed
 
