@@ -2,7 +2,10 @@
 in-process reference scores."""
 from __future__ import annotations
 
+import threading
+import time
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 import torch
@@ -131,3 +134,48 @@ def layout_reference(weights: Path, docs, *, threads: int = 1) -> list[tuple[np.
         return out
     finally:
         torch.set_num_threads(before)
+
+
+class CallerLoad:
+    """`n` client threads sending 1..3 documents back to back until stopped, through `call`
+    (`client.score` for the ranker, `client.read` for the layout reader); every answer checked
+    against the in-process references with `equal`, every failure counted."""
+
+    def __init__(self, srv: ServerProcess, docs, refs, n: int, *, call: str, equal: Callable[[list, list], bool]) -> None:
+        self.docs, self.refs, self.call, self.equal = docs, refs, call, equal
+        self.ok = self.wrong = 0
+        self.failures: list[str] = []
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self._threads = [threading.Thread(target=self._run, args=(srv.client(timeout_s=120), i), daemon=True)
+                         for i in range(n)]
+        for t in self._threads:
+            t.start()
+
+    def _run(self, client, i: int) -> None:
+        rng = np.random.default_rng(i)
+        send = getattr(client, self.call)
+        while not self._stop.is_set():
+            pick = rng.choice(len(self.docs), size=int(rng.integers(1, 4)), replace=False)
+            try:
+                got = send([self.docs[j] for j in pick])
+            except Exception as exc:               # noqa: BLE001  every kind of failure counts
+                with self._lock:
+                    self.failures.append(f"{type(exc).__name__}: {exc}")
+                continue
+            with self._lock:
+                if self.equal(got, [self.refs[j] for j in pick]):
+                    self.ok += 1
+                else:
+                    self.wrong += 1
+
+    def wait_for(self, more: int, timeout_s: float = 30.0) -> None:
+        target = self.ok + more
+        deadline = time.monotonic() + timeout_s
+        while self.ok < target and time.monotonic() < deadline:
+            time.sleep(0.05)
+
+    def stop(self) -> None:
+        self._stop.set()
+        for t in self._threads:
+            t.join(60)

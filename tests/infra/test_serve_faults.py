@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from serve_helpers import ServerProcess, random_docs, reference_scores, write_weights
+from serve_helpers import CallerLoad, ServerProcess, random_docs, reference_scores, write_weights
 
 pytestmark = [pytest.mark.distributed, pytest.mark.slow]
 
@@ -41,43 +41,6 @@ def _wait_lost(client, ranks: list[int]):
     raise AssertionError(f"rank(s) {ranks} not reported lost within {DETECT_BOUND_S} s: {client.status()}")
 
 
-class _Load:
-    """`n` client threads sending requests back to back until stopped; every answer checked
-    against the in-process scores, every failure counted."""
-
-    def __init__(self, srv: ServerProcess, docs, refs, n: int) -> None:
-        self.docs, self.refs = docs, refs
-        self.ok = self.wrong = 0
-        self.failures: list[str] = []
-        self._stop = threading.Event()
-        self._lock = threading.Lock()
-        self._threads = [threading.Thread(target=self._run, args=(srv.client(timeout_s=120), i), daemon=True)
-                         for i in range(n)]
-        for t in self._threads:
-            t.start()
-
-    def _run(self, client, i: int) -> None:
-        rng = np.random.default_rng(i)
-        while not self._stop.is_set():
-            pick = rng.choice(len(self.docs), size=int(rng.integers(1, 4)), replace=False)
-            try:
-                got = client.score([self.docs[j] for j in pick])
-            except Exception as exc:               # noqa: BLE001  every kind of failure counts
-                with self._lock:
-                    self.failures.append(f"{type(exc).__name__}: {exc}")
-                continue
-            with self._lock:
-                if _equal(got, [self.refs[j] for j in pick]):
-                    self.ok += 1
-                else:
-                    self.wrong += 1
-
-    def stop(self) -> None:
-        self._stop.set()
-        for t in self._threads:
-            t.join(60)
-
-
 def test_an_active_rank_killed_under_load_fails_no_request_and_the_survivors_serve(tmp_path: Path) -> None:
     from docassay.extractors.instructions.model_features import N_BUCKETS, N_NUMERIC
     weights = write_weights(tmp_path / "tiny.pt")
@@ -89,7 +52,7 @@ def test_an_active_rank_killed_under_load_fails_no_request_and_the_survivors_ser
         assert _equal(client.score(docs), refs)
         before = client.status()
         assert before.active_ranks == 3 and any(before.placement[0][1]), "rank 1 holds experts"
-        load = _Load(srv, docs, refs, n=8)
+        load = CallerLoad(srv, docs, refs, n=8, call="score", equal=_equal)
         time.sleep(1.0)
         served_before = load.ok
         victim = _workers(srv.proc.pid)[0]                    # rank 1: active, in the middle of batches

@@ -8,14 +8,13 @@ from __future__ import annotations
 import json
 import os
 import signal
-import threading
 import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
-from serve_helpers import ServerProcess, layout_reference, random_layout_docs, write_layout_weights
+from serve_helpers import CallerLoad, ServerProcess, layout_reference, random_layout_docs, write_layout_weights
 
 from docassay.infra.errors import ConfigError
 from docassay.infra.serve.errors import BadRequest, ServeError
@@ -158,48 +157,6 @@ def layout_server(layout_weights: Path, tmp_path_factory):
         assert srv.stop() == 0, srv.log.read_text()[-3000:]
 
 
-class _Callers:
-    """`n` threads sending 1..3 documents back to back; every answer checked bit for bit."""
-
-    def __init__(self, srv: ServerProcess, docs, refs, n: int) -> None:
-        self.docs, self.refs = docs, refs
-        self.ok = self.wrong = 0
-        self.failures: list[str] = []
-        self._stop = threading.Event()
-        self._lock = threading.Lock()
-        self._threads = [threading.Thread(target=self._run, args=(srv.client(timeout_s=120), i), daemon=True)
-                         for i in range(n)]
-        for t in self._threads:
-            t.start()
-
-    def _run(self, client, i: int) -> None:
-        rng = np.random.default_rng(i)
-        while not self._stop.is_set():
-            pick = rng.choice(len(self.docs), size=int(rng.integers(1, 4)), replace=False)
-            try:
-                got = client.read([self.docs[j] for j in pick])
-            except Exception as exc:               # noqa: BLE001  every kind of failure counts
-                with self._lock:
-                    self.failures.append(f"{type(exc).__name__}: {exc}")
-                continue
-            with self._lock:
-                if _equal(got, [self.refs[j] for j in pick]):
-                    self.ok += 1
-                else:
-                    self.wrong += 1
-
-    def wait_for(self, more: int, timeout_s: float = 30.0) -> None:
-        target = self.ok + more
-        deadline = time.monotonic() + timeout_s
-        while self.ok < target and time.monotonic() < deadline:
-            time.sleep(0.05)
-
-    def stop(self) -> None:
-        self._stop.set()
-        for t in self._threads:
-            t.join(60)
-
-
 @pytest.mark.slow
 def test_layout_server_scales_up_and_down_under_callers_and_survives_a_lost_rank(layout_server, layout_weights) -> None:
     from docassay.infra.model.checkpoint import load_layout
@@ -213,7 +170,7 @@ def test_layout_server_scales_up_and_down_under_callers_and_survives_a_lost_rank
     assert _equal(client.read(docs), refs)
     with pytest.raises(BadRequest):                         # a ranker's document is not a layout document
         client.score_one(np.zeros(1, dtype=np.int64), np.array([0, 1], dtype=np.int64), np.zeros((1, 3), np.float32))
-    callers = _Callers(layout_server, docs, refs, n=3)
+    callers = CallerLoad(layout_server, docs, refs, n=3, call="read", equal=_equal)
     reports = []
     try:
         callers.wait_for(3)
