@@ -151,7 +151,9 @@ def train(data: Path, out: Path, *, parts: tuple[str, ...] = TRAIN_PARTS) -> Cal
 
 # -- measuring ---------------------------------------------------------------------------------
 
-def confidences(cal: Calibrator, d: DocFields) -> dict[str, float | None]:
+def confidences(cal: Calibrator, d: DocFields, strip=None) -> dict[str, float | None]:
+    """field -> calibrated confidence (None for a missing field); `strip` maps the features first
+    (a cross-validation setting's dropped features)."""
     out = {}
     for name, f in d.fields.items():
         feats = d.features.get(name)
@@ -160,7 +162,7 @@ def confidences(cal: Calibrator, d: DocFields) -> dict[str, float | None]:
         elif feats.get("how:person"):
             out[name] = 1.0
         else:
-            out[name] = cal.predict(f.get("family", "text"), feats)
+            out[name] = cal.predict(f.get("family", "text"), strip(feats) if strip else feats)
     return out
 
 

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Mapping
 
 from bench.calibrate import REQUIRED, TRAIN_PARTS, DocFields, _label, examples, incomplete, load_part
+from bench.calibrate import confidences as _confidences
 from bench.datasets import DEFAULT_DATA
 from bench.scoring import field_correct
 from bench.splits import TUNE
@@ -119,16 +120,7 @@ def fit(docs: Iterable[DocFields], setting: Setting) -> Calibrator:
 
 
 def confidences(cal: Calibrator, d: DocFields, setting: Setting) -> dict[str, float | None]:
-    out: dict[str, float | None] = {}
-    for name, f in d.fields.items():
-        feats = d.features.get(name)
-        if f.get("status") == "missing" or not feats:
-            out[name] = None
-        elif feats.get("how:person"):
-            out[name] = 1.0
-        else:
-            out[name] = cal.predict(f.get("family", "text"), setting.strip(feats))
-    return out
+    return _confidences(cal, d, setting.strip)
 
 
 def decide(d: DocFields, conf: Mapping[str, float | None], target: float, policy: str,

@@ -59,6 +59,18 @@ def _outside(lines: list, j: int, value_c: str) -> str | None:
     return None if not c or c in value_c else t
 
 
+def field_lines(ctx: VerifyContext, name: str) -> tuple[Any, list[int]] | None:
+    """(page, indexes of its lines the field's evidence box covers) for a field read on a page of
+    the document, else None (no evidence, no such page, or no line inside the box)."""
+    ev = (ctx.evidence or {}).get(name)
+    pages = getattr(ctx.document, "pages", None) or []
+    if not isinstance(ev, FieldEvidence) or not isinstance(ev.page, int) or not 1 <= ev.page <= len(pages):
+        return None
+    page = pages[ev.page - 1]
+    mine = covered_lines(page, ev.bbox)
+    return (page, mine) if mine else None
+
+
 def covered_lines(page: Any, bbox: Any) -> list[int]:
     """Indexes of the page's lines inside the box (more than half their height and some width
     within it), top to bottom."""
@@ -108,18 +120,14 @@ def _is_address_line(t: str) -> bool:
 def address_extent(ctx: VerifyContext) -> list[Signal]:
     out = []
     roles = roles_of(ctx.schema)
-    pages = getattr(ctx.document, "pages", None) or []
     for f, role in roles.by_field.items():
         v = text(ctx.record.get(f))
         if role not in _NAME_OF or v is None:
             continue
-        ev = (ctx.evidence or {}).get(f)
-        if not isinstance(ev, FieldEvidence) or not isinstance(ev.page, int) or not 1 <= ev.page <= len(pages):
+        found = field_lines(ctx, f)
+        if found is None:
             continue
-        page = pages[ev.page - 1]
-        mine = covered_lines(page, ev.bbox)
-        if not mine:
-            continue
+        page, mine = found
         lines = page.lines
         value_c = compact(v)
         name_f = roles.first(_NAME_OF[role])

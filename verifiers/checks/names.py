@@ -15,14 +15,13 @@ from __future__ import annotations
 
 import re
 
-from docassay.verifiers.checks.extent import covered_lines
+from docassay.verifiers.checks.extent import field_lines
 from docassay.verifiers.checks.fields import roles_of
 from docassay.verifiers.checks.page import compact
 from docassay.verifiers.checks.signal import Signal
 from docassay.verifiers.checks.values import text
 from docassay.verifiers.checks.vocabulary import fold
 from docassay.verifiers.context import VerifyContext
-from docassay.verifiers.evidence import FieldEvidence
 
 __all__ = ["name_legal_form", "has_legal_form", "LEGAL_FORMS", "NAME_BLOCK_EMS", "CHECKS"]
 
@@ -51,7 +50,6 @@ def has_legal_form(t: str) -> bool:
 
 def name_legal_form(ctx: VerifyContext) -> list[Signal]:
     out = []
-    pages = getattr(ctx.document, "pages", None) or []
     for f, role in roles_of(ctx.schema).by_field.items():
         v = text(ctx.record.get(f))
         if role not in _PARTY_NAMES or v is None:
@@ -59,13 +57,10 @@ def name_legal_form(ctx: VerifyContext) -> list[Signal]:
         if has_legal_form(v):
             out.append(Signal(f, "name_legal_form", "pass", f"{v[:40]!r} carries a legal form"))
             continue
-        ev = (ctx.evidence or {}).get(f)
-        if not isinstance(ev, FieldEvidence) or not isinstance(ev.page, int) or not 1 <= ev.page <= len(pages):
+        found = field_lines(ctx, f)
+        if found is None:
             continue
-        page = pages[ev.page - 1]
-        mine = covered_lines(page, ev.bbox)
-        if not mine:
-            continue
+        page, mine = found
         lines = page.lines
         here = lines[mine[0]].bbox
         em = max(here.y1 - here.y0, 1e-6)
