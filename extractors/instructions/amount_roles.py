@@ -6,7 +6,8 @@ IN TOTAL", "TAX TOTAL"). `amount_role` reads the label printed left of an amount
 languages of the lexicon; `total_priors` then moves the generator's scores for a receipt total
 (concept `total`): up for the final / rounded / due amount and for the amount the others add up to
 (cash tendered minus change; subtotal plus tax and rounding), down for the amounts of the other
-roles. Applied after any scorer (baseline, ranker, layout reader), before the best proposal per
+roles and for an amount smaller than a tax the receipt prints (a total includes its tax: "TOTAL EV
+2.10", a loyalty figure, under "GST AMT 4.43" is no total). Applied after any scorer (baseline, ranker, layout reader), before the best proposal per
 field is chosen; the instructions stay the chosen locators.
 """
 from __future__ import annotations
@@ -18,7 +19,7 @@ from docassay.extractors.instructions.proposals import Proposal, reorder_keeping
 from docassay.extractors.labels import FieldSpec, fold_label
 from docassay.extractors.spans import DocIndex, Span
 
-__all__ = ["amount_role", "line_label", "total_priors", "ROLE_PRIOR", "NOT_TOTAL"]
+__all__ = ["amount_role", "line_label", "total_priors", "below_tax", "ROLE_PRIOR", "NOT_TOTAL", "BELOW_TAX"]
 
 TOTAL_CONCEPTS = ("total",)          # the receipt total (invoices' gross_total has rival fields instead)
 NOT_TOTAL = ("subtotal", "tax", "change", "rounding", "discount", "count")
@@ -28,6 +29,7 @@ ARITH_TENDER = 0.25      # the amount = cash tendered - change
 ARITH_SUM = 0.20         # the amount = subtotal + tax (+ rounding), or subtotal + rounding
 REPEATED_AS_PAID = 0.05  # the amount printed again as the payment (card, cash without change)
 AMOUNT_TOL = 0.005
+BELOW_TAX = -0.9         # smaller than a printed tax amount: no total (a total includes its tax)
 CASH_STEP = 0.05         # cash totals rounded to the nearest 5 cents (MY, AU, NZ, CH, NL, ...)
 NO_CENTS = -0.5          # printed without decimals where the receipt's money amounts have them ("7 DAYS")
 IN_TEXT = -0.3           # words follow the number in its segment: part of a sentence, not an amount cell
@@ -42,7 +44,8 @@ _TENDERED = {"cash", "tendered", "tender", "paid", "payment", "tunai", "bar", "b
 _COUNT = {"qty", "quantity", "items", "item", "pcs", "count", "units", "bil", "anzahl", "articles", "artikel",
           "articulos", "artikelen", "kuantiti", "unit", "no of items"}
 _DISCOUNT = {"discount", "disc", "diskaun", "rabatt", "remise", "descuento", "korting", "savings", "saved", "save",
-             "voucher", "coupon", "promo", "potongan"}
+             "voucher", "coupon", "promo", "potongan", "jimat", "ahorro", "ahorrado", "ersparnis", "gespart",
+             "economie", "economies", "economise", "besparing", "bespaard"}
 _ROUNDING = {"rounding", "round", "rounded", "adj", "adjustment", "pembundaran", "rundung", "rundungsdifferenz",
              "arrondi", "redondeo", "afronding"}
 _SUBTOTAL = {"sub", "subtotal", "sous", "zwischensumme", "kecil", "subtotaal", "zwischen"}
@@ -85,14 +88,16 @@ def amount_role(label: str) -> str:
     if first_tax is not None:
         if any(w in _EXCLUDING for w in toks[:first_tax]):
             return "subtotal"                        # "TOTAL EXCL. GST"
-        if not any(_including(w) for w in toks[:first_tax]):
+        total_first = any(w in _TOTAL for w in toks[:first_tax])
+        if not any(_including(w) for w in (toks if total_first else toks[:first_tax])):
             return "tax"                             # "GST 6%", "TAX TOTAL", "GST INCLUDED IN TOTAL"
-    if has & _TENDERED and not any(f" {f} " in padded for f in _FINAL):
+    incl_tax = first_tax is not None                 # past the tests above: "... INCL. GST", "TOTAL IVA INCLUIDO"
+    if has & _TENDERED and not incl_tax and not any(f" {f} " in padded for f in _FINAL):
         return "tendered"
     if any(f" {f} " in padded for f in _FINAL):
         return "final"
-    if has & _TOTAL:
-        return "total"
+    if has & _TOTAL or incl_tax:
+        return "total"                               # "AMT PAID INCL. GST": said to include tax, a total
     return ""
 
 
@@ -105,10 +110,19 @@ def line_label(ix: DocIndex, span: Span) -> str:
 
 
 def _amounts_by_role(ix: DocIndex) -> dict[str, list[float]]:
+    """role -> the amounts printed with it; and "printed_tax": the tax amounts printed with cents
+    as their line's last amount ("GST AMT : RM4.43"; not a summary row's base, "SR = GST @0% 7.72
+    0.00", nor a number without cents after "GST REG NO")."""
     out: dict[str, list[float]] = {}
+    last: dict[tuple[int, int], Span] = {}
     for s in ix.spans("amount"):
         if isinstance(s.value, float):
             out.setdefault(amount_role(line_label(ix, s)), []).append(float(s.value))
+            k = (s.page, s.line)
+            if k not in last or (s.segment, s.seg_start) > (last[k].segment, last[k].seg_start):
+                last[k] = s
+    out["printed_tax"] = [float(s.value) for s in last.values()  # type: ignore[arg-type]
+                          if _CENTS.search(s.text) and amount_role(line_label(ix, s)) == "tax"]
     return out
 
 
@@ -164,7 +178,15 @@ def _total_prior(ix: DocIndex, p: Proposal, roles: dict[str, list[float]], with_
     role = amount_role(line_label(ix, p.span))
     if role == "subtotal" and not (roles.get("final") or roles.get("total")):
         role = "total"                   # no total printed after it: the subtotal is what is paid
-    return ROLE_PRIOR.get(role, 0.0) + arithmetic_bonus(float(p.value), roles) + shape_prior(ix, p.span, with_cents)
+    return ROLE_PRIOR.get(role, 0.0) + arithmetic_bonus(float(p.value), roles) + shape_prior(ix, p.span, with_cents) \
+        + below_tax(float(p.value), roles)
+
+
+def below_tax(value: float, roles: dict[str, list[float]]) -> float:
+    """`BELOW_TAX` for a positive amount smaller than a tax amount printed on the receipt: the total
+    paid includes its tax, so a smaller figure is a points balance, a saving or a tax itself."""
+    taxes = [x for x in roles.get("printed_tax", []) if x > 0]
+    return BELOW_TAX if value > 0 and taxes and value + AMOUNT_TOL < max(taxes) else 0.0
 
 
 def total_priors(ix: DocIndex, specs: list[FieldSpec], ranked: dict[str, list[Proposal]]) -> dict[str, list[Proposal]]:

@@ -11,7 +11,7 @@ from docassay.extractors import normalize as norm
 from docassay.extractors.errors import InstructionError
 from docassay.extractors.instructions import delimit as D
 from docassay.extractors.instructions import values as V
-from docassay.extractors.instructions.amount_roles import amount_role, arithmetic_bonus
+from docassay.extractors.instructions.amount_roles import amount_role, arithmetic_bonus, below_tax
 from docassay.extractors.instructions.executor import execute
 from docassay.extractors.instructions.generator import generate
 from docassay.extractors.instructions.language import Instructions, Locale
@@ -65,7 +65,8 @@ def test_values_clean_override_and_schema():
     ("GST 6% INCLUDED IN TOTAL", "tax"), ("TAX TOTAL:", "tax"), ("MwSt 19%", "tax"),
     ("CHANGE", "change"), ("Rückgeld", "change"), ("CASH", "tendered"), ("VISA CARD", "tendered"),
     ("ROUNDING ADJ", "rounding"), ("TOTAL QTY", "count"), ("ITEM(S)", "count"), ("DISCOUNT", "discount"),
-    ("THANK YOU", ""),
+    ("THANK YOU", ""), ("AMT PAID INCL. GST :", "total"), ("PAID INCL. GST", "total"), ("Total IVA incluido", "total"),
+    ("IVA incluido 21%", "tax"), ("AHORRO TOTAL", "discount"), ("Ersparnis", "discount"),
 ])
 def test_amount_role(label, role):
     assert amount_role(label) == role
@@ -77,6 +78,13 @@ def test_arithmetic_bonus():
     assert arithmetic_bonus(42.4, roles) > 0                  # 40.00 + 2.40
     assert arithmetic_bonus(2.4, roles) == 0
     assert arithmetic_bonus(50.0, roles) == 0                 # tendered, with change given back
+
+
+def test_below_tax():
+    roles = {"tax": [4.43, 0.0], "printed_tax": [4.43, 0.0], "subtotal": [73.87], "total": [2.1]}
+    assert below_tax(2.1, roles) < 0                          # "TOTAL EV 2.10" under "GST AMT 4.43"
+    assert below_tax(78.3, roles) == 0 and below_tax(4.43, roles) == 0
+    assert below_tax(2.1, {"total": [2.1], "tax": [6771.0]}) == 0   # no tax printed with cents, last on its line
 
 
 def test_name_and_address_line_tests():

@@ -6,7 +6,7 @@ import copy
 import pytest
 
 from docassay.verifiers.checks import arithmetic as A
-from tests.verifiers.checkkit import GOOD, assert_conformant, at, by, ctx, page_doc
+from tests.verifiers.checkkit import GOOD, RECEIPT, assert_conformant, at, by, ctx, page_doc
 
 
 def test_totals_add_up():
@@ -70,3 +70,28 @@ def test_sign_printed():
 def test_conformance(name, check):
     doc = page_doc()
     assert_conformant(check, ctx(GOOD, doc=doc, evidence={"gross_total": at(doc, "gross_total", "562,87")}))
+
+
+def test_total_covers_tax():
+    doc = page_doc([(50, 50, "TOTAL EV : 2.10"), (50, 70, "AMT EXCL. GST : RM73.87"), (50, 90, "GST AMT : RM4.43"),
+                    (50, 110, "AMT PAID INCL. GST : RM78.30")])
+    rec = {"company": "ECO SDN BHD", "date": "2016-07-29", "total": 2.1}
+    fails = A.total_covers_tax(ctx(rec, schema=RECEIPT, doc=doc))
+    assert by(fails, "total", "total_covers_tax") == ["fail"] and "4.43" in fails[0].detail
+    assert A.total_covers_tax(ctx(dict(rec, total=78.3), schema=RECEIPT, doc=doc)) == []    # covers its tax
+    assert A.total_covers_tax(ctx(dict(rec, total=4.43), schema=RECEIPT, doc=doc)) == []    # equal: not judged
+    assert A.total_covers_tax(ctx(dict(rec, total=-2.1), schema=RECEIPT, doc=doc)) == []    # a refund: not judged
+    sub = page_doc([(50, 50, "SUB-TOTAL (GST) 12.19"), (50, 70, "GST 6% -0.84"), (50, 90, "TOTAL 12.15")])
+    assert A.total_covers_tax(ctx(dict(rec, total=12.15), schema=RECEIPT, doc=sub)) == []   # no pure tax line
+    assert A.total_covers_tax(ctx(rec, schema=RECEIPT)) == []                               # no document
+    no_tax = page_doc([(50, 50, "TOTAL 2.10"), (50, 70, "CASH 5.00")])
+    assert A.total_covers_tax(ctx(rec, schema=RECEIPT, doc=no_tax)) == []                   # no tax printed
+    # a total said to include tax is no tax line; a savings line is no tax either
+    incl = page_doc([(50, 50, "TOTAL INCL. GST 9.90"), (50, 70, "AHORRO TOTAL 0,93")])
+    assert A.total_covers_tax(ctx(dict(rec, total=0.93), schema=RECEIPT, doc=incl)) == []
+
+
+def test_total_covers_tax_on_an_invoice_page():
+    doc = page_doc()                                                    # prints "MwSt 19 % 89,87"
+    assert A.total_covers_tax(ctx(GOOD, doc=doc)) == []
+    assert by(A.total_covers_tax(ctx(dict(GOOD, gross_total=19.0), doc=doc)), "gross_total", "total_covers_tax") == ["fail"]

@@ -86,9 +86,20 @@ def test_name_legal_form():
     assert N.name_legal_form(c) == []                       # no legal form anywhere: no evidence
 
 
+@pytest.mark.parametrize("name,fails", [
+    ("PRALOTECH SERVICIOS SL PRANOTEX SA", True),             # a brand line joined to the company
+    ("Prae S.L.U. Durixvis SA", True),
+    ("Muster GmbH & Co. KG", False), ("Beispiel AG & Co. KGaA", False),   # one company, two forms
+    ("TK DIVISION KITCHEN SDN BHD", False), ("KEDAI MAJU S/B", False), ("WARUNG PAK ALI", False),
+])
+def test_name_one_company(name, fails):
+    s = N.name_one_company(_receipt({"company": name}, {}))
+    assert by(s, "company", "name_one_company") == (["fail"] if fails else [])
+
+
 @pytest.mark.parametrize("text,want", [("Lieferant GmbH", True), ("ACME S/B", True), ("Foo B.V.", True),
                                        ("MR. D.I.Y. (M) SDN BHD", True), ("Kunden AG Mitte", True),
-                                       ("KIKU JAPANESE RESTAURANT", False), ("AS WATSONS", False),
+                                       ("KIKU JAPANESE RESTAURANT", False), ("AS WATSONS", False), ("Pranotex S.L.", True),
                                        ("Deutschland", False)])
 def test_has_legal_form(text, want):
     assert N.has_legal_form(text) is want

@@ -9,6 +9,13 @@
                       rates printed, a tax that no single rate and no mix of them can give fails
     signs_agree       net, tax and gross carry one sign (a credit note is negative throughout)
     sign_printed      an amount's sign is the one printed where it was read ("-7,90", "7,90-")
+    total_covers_tax  the gross total is at least every tax amount the document prints (a line
+                      whose label means tax: "GST AMT : RM4.43", "IVA 21% 10,40"): a smaller one is
+                      a points figure, a saving or a tax line read as the total ("TOTAL EV :2.10",
+                      "AHORRO TOTAL 0,93"): fail. Only fails (a total above its tax proves little);
+                      the record's own tax total need not be read (receipts have none). A line
+                      that also names a total, subtotal, payment or discount ("SUB-TOTAL (GST)
+                      12.19"), a negative tax (a returned item's) and a negative total: not judged
 
 Fields by role (verifiers.checks.fields): net_total, tax_total, gross_total; arrays with
 line_total / quantity / unit_price columns. Tolerances are named below or come from the schema's
@@ -16,19 +23,22 @@ settings (`amount`).
 """
 from __future__ import annotations
 
+import re
 from typing import Any, Mapping
 
 from docassay.verifiers.checks.fields import roles_of
-from docassay.verifiers.checks.page import doc_text
+from docassay.verifiers.checks.labels import nearest_meanings
+from docassay.verifiers.checks.page import doc_lines, doc_text, number_readings
 from docassay.verifiers.checks.signal import Signal
 from docassay.verifiers.checks.values import num
+from docassay.verifiers.checks.vocabulary import meanings_in
 from docassay.verifiers.context import VerifyContext
 from docassay.verifiers.evidence import FieldEvidence
 from docassay.verifiers.settings import Tolerance
 from docassay.verifiers.tolerance import matches
 
 __all__ = ["totals_add_up", "items_sum", "line_arithmetic", "tax_rate", "signs_agree", "sign_printed",
-           "LINE_TOLERANCE", "TAX_RATE_TOLERANCE", "CHECKS"]
+           "total_covers_tax", "printed_taxes", "LINE_TOLERANCE", "TAX_RATE_TOLERANCE", "CHECKS"]
 
 # quantity × unit price is rounded to the cent on the line, and unit prices are often printed
 # with more decimals than the line total: half a percent, at least two cents.
@@ -175,5 +185,45 @@ def sign_printed(ctx: VerifyContext) -> list[Signal]:
     return out
 
 
+_AMOUNT_TOKEN = re.compile(r"(?<![\d.,])-?\d[\d.,']*[.,]\d{2}-?(?![\d.,])")
+
+
+_OTHER_AMOUNTS = frozenset({"gross_total", "net_total", "amount_due", "ambiguous_total", "payment", "discount"})
+
+
+def printed_taxes(document: Any) -> list[tuple[str, float]]:
+    """(line text, amount) for every printed line whose last amount (with cents) is labelled a tax
+    by the words left of it ("GST AMT : RM4.43", "MwSt 19 % 89,87", "GST @6% included in total
+    2.40"); the smallest reading of an ambiguous token, as a size."""
+    out = []
+    for _, _, text in doc_lines(document):
+        ms = list(_AMOUNT_TOKEN.finditer(text))
+        if not ms:
+            continue
+        label = text[:ms[-1].start()]
+        near = nearest_meanings(label)
+        if near is None or "tax_total" not in near[0] or _OTHER_AMOUNTS & {m for m, _, _, _ in meanings_in(label)}:
+            continue                             # "SUB-TOTAL (GST) 12.19", "TOTAL 6% SUPPLIES (INC. GST)"
+        sizes = list(number_readings(ms[-1].group(0)))
+        if sizes and min(sizes) > 0:              # a negative tax is a returned item's, not the sum's
+            out.append((text.strip(), min(sizes)))
+    return out
+
+
+def total_covers_tax(ctx: VerifyContext) -> list[Signal]:
+    fields = [(f, num(ctx.record.get(f))) for f in roles_of(ctx.schema).fields("gross_total")]
+    fields = [(f, v) for f, v in fields if v is not None and v > 0]      # a credit's sign: not judged
+    if not fields or ctx.document is None:
+        return []
+    taxes = [(t, x) for t, x in printed_taxes(ctx.document) if x > 0]
+    if not taxes:
+        return []
+    line, tax = max(taxes, key=lambda t: t[1])
+    tol = ctx.cfg.tolerances["amount"]
+    return [Signal(f, "total_covers_tax", "fail", f"{f} {v} is less than the tax printed on {line[:60]!r}")
+            for f, v in fields if v < tax and not matches(tol, v, tax)]
+
+
 CHECKS = (("totals_add_up", totals_add_up), ("items_sum", items_sum), ("line_arithmetic", line_arithmetic),
-          ("tax_rate", tax_rate), ("signs_agree", signs_agree), ("sign_printed", sign_printed))
+          ("tax_rate", tax_rate), ("signs_agree", signs_agree), ("sign_printed", sign_printed),
+          ("total_covers_tax", total_covers_tax))

@@ -7,6 +7,10 @@ person printed beside it.
                       one fails (a shop's brand or branch read instead of the company printed
                       under it: "KIKU JAPANESE RESTAURANT" above "TK DIVISION KITCHEN SDN BHD");
                       neither: no signal
+    name_one_company  a party's name holds one company: two legal forms with a name word between
+                      them ("PRALOTECH SERVICIOS SL PRANOTEX SA": a brand or parent line joined to the
+                      company under it) fail; a form that continues another ("GmbH & Co. KG",
+                      "SDN BHD") does not count twice. Only fails
 
 Legal forms are those of the data's countries and languages (`LEGAL_FORMS`), matched as whole
 words after folding; positions from the value's evidence and the parsed document.
@@ -23,7 +27,7 @@ from docassay.verifiers.checks.values import text
 from docassay.verifiers.checks.vocabulary import fold
 from docassay.verifiers.context import VerifyContext
 
-__all__ = ["name_legal_form", "has_legal_form", "LEGAL_FORMS", "NAME_BLOCK_EMS", "CHECKS"]
+__all__ = ["name_legal_form", "name_one_company", "has_legal_form", "LEGAL_FORMS", "NAME_BLOCK_EMS", "CHECKS"]
 
 NAME_BLOCK_EMS = 3.5          # a line this many line heights from the name's still belongs to its block
 LEGAL_FORMS = (
@@ -31,6 +35,7 @@ LEGAL_FORMS = (
     "ltd", "limited", "llc", "llp", "inc", "incorporated", "corp", "corporation", "plc", "pty",         # en
     "sa", "sas", "sasu", "sarl", "eurl", "sprl", "srl", "spa", "snc", "sca",     # fr / be / it / es / lu
     "bv", "nv", "vof",                                                          # nl / be
+    "sl", "slu", "sau", "sll",                                                  # es
     "sdn bhd", "bhd", "berhad", "sdn", "sb", "plt",                              # my
     "aps", "ab", "oy", "asa",                                                   # nordics
 )
@@ -83,4 +88,23 @@ def name_legal_form(ctx: VerifyContext) -> list[Signal]:
     return out
 
 
-CHECKS = (("name_legal_form", name_legal_form),)
+MIN_NAME_WORD_LETTERS = 3      # a word that names something ("co", "&", "(m)" between two forms do not)
+
+
+def name_one_company(ctx: VerifyContext) -> list[Signal]:
+    out = []
+    for f, role in roles_of(ctx.schema).by_field.items():
+        v = text(ctx.record.get(f))
+        if role not in _PARTY_NAMES or v is None:
+            continue
+        t = _folded(v)
+        forms = list(_FORM.finditer(t))
+        between = [t[a.end():b.start()] for a, b in zip(forms, forms[1:])]
+        named = [w for gap in between for w in gap.split() if sum(ch.isalpha() for ch in w) >= MIN_NAME_WORD_LETTERS]
+        if named:
+            out.append(Signal(f, "name_one_company", "fail",
+                              f"{v[:60]!r} names two companies ({forms[0].group(0)!r} ... {forms[-1].group(0)!r})"))
+    return out
+
+
+CHECKS = (("name_legal_form", name_legal_form), ("name_one_company", name_one_company))
