@@ -211,8 +211,11 @@ def printed_taxes(document: Any) -> list[tuple[str, float]]:
 
 
 def total_covers_tax(ctx: VerifyContext) -> list[Signal]:
-    fields = [(f, num(ctx.record.get(f))) for f in roles_of(ctx.schema).fields("gross_total")]
-    fields = [(f, v) for f, v in fields if v is not None and v > 0]      # a credit's sign: not judged
+    fields: list[tuple[str, float]] = []
+    for f in roles_of(ctx.schema).fields("gross_total"):
+        v = num(ctx.record.get(f))
+        if v is not None and v > 0:                                       # a credit's sign: not judged
+            fields.append((f, v))
     if not fields or ctx.document is None:
         return []
     taxes = [(t, x) for t, x in printed_taxes(ctx.document) if x > 0]
