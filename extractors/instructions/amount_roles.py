@@ -30,6 +30,7 @@ ARITH_SUM = 0.20         # the amount = subtotal + tax (+ rounding), or subtotal
 REPEATED_AS_PAID = 0.05  # the amount printed again as the payment (card, cash without change)
 AMOUNT_TOL = 0.005
 BELOW_TAX = -0.9         # smaller than a printed tax amount: no total (a total includes its tax)
+MAX_TAX_SHARE = 0.3      # a tax is at most this share of the largest amount (VAT/GST rates are <= 27 %)
 CASH_STEP = 0.05         # cash totals rounded to the nearest 5 cents (MY, AU, NZ, CH, NL, ...)
 NO_CENTS = -0.5          # printed without decimals where the receipt's money amounts have them ("7 DAYS")
 IN_TEXT = -0.3           # words follow the number in its segment: part of a sentence, not an amount cell
@@ -47,9 +48,10 @@ _DISCOUNT = {"discount", "disc", "diskaun", "rabatt", "remise", "descuento", "ko
              "voucher", "coupon", "promo", "potongan", "jimat", "ahorro", "ahorrado", "ersparnis", "gespart",
              "economie", "economies", "economise", "besparing", "bespaard"}
 _ROUNDING = {"rounding", "round", "rounded", "adj", "adjustment", "pembundaran", "rundung", "rundungsdifferenz",
-             "arrondi", "redondeo", "afronding"}
+             "arrondi", "redondeo", "afronding", "pelarasan"}
 _SUBTOTAL = {"sub", "subtotal", "sous", "zwischensumme", "kecil", "subtotaal", "zwischen"}
-_EXCLUDING = {"excl", "exclusive", "excluding", "before", "ex", "ohne", "hors", "sin", "exkl", "exclusief", "tanpa"}
+_EXCLUDING = {"excl", "exclusive", "excluding", "before", "ex", "ohne", "hors", "sin", "exkl", "exclusief", "tanpa",
+              "sebelum", "avant", "vor"}
 _TAX = {"gst", "vat", "tax", "sst", "mwst", "ust", "tva", "iva", "btw", "cukai", "servis", "service", "steuer"}
 _INCLUDING = {"incl", "inclusive", "including", "inc", "inkl", "with", "ttc", "inclusief", "termasuk"}
 _TOTAL = {"total", "jumlah", "amount", "summe", "gesamt", "totaal", "montant", "importe", "sum", "amt", "nett", "net",
@@ -112,7 +114,9 @@ def line_label(ix: DocIndex, span: Span) -> str:
 def _amounts_by_role(ix: DocIndex) -> dict[str, list[float]]:
     """role -> the amounts printed with it; and "printed_tax": the tax amounts printed with cents
     as their line's last amount ("GST AMT : RM4.43"; not a summary row's base, "SR = GST @0% 7.72
-    0.00", nor a number without cents after "GST REG NO")."""
+    0.00", nor a number without cents after "GST REG NO"), each at most `MAX_TAX_SHARE` of the
+    largest such amount (a tax is a share of what it is levied on: a "tax" line as large as the
+    total is a total the lexicon misread, "JUMLAH SEBELUM CUKAI 60.01")."""
     out: dict[str, list[float]] = {}
     last: dict[tuple[int, int], Span] = {}
     for s in ix.spans("amount"):
@@ -121,8 +125,11 @@ def _amounts_by_role(ix: DocIndex) -> dict[str, list[float]]:
             k = (s.page, s.line)
             if k not in last or (s.segment, s.seg_start) > (last[k].segment, last[k].seg_start):
                 last[k] = s
+    money = [float(s.value) for s in last.values() if _CENTS.search(s.text)]  # type: ignore[arg-type]
+    top = max(money, default=0.0)
     out["printed_tax"] = [float(s.value) for s in last.values()  # type: ignore[arg-type]
-                          if _CENTS.search(s.text) and amount_role(line_label(ix, s)) == "tax"]
+                          if _CENTS.search(s.text) and amount_role(line_label(ix, s)) == "tax"
+                          and 0 < float(s.value) <= MAX_TAX_SHARE * top]  # type: ignore[arg-type]
     return out
 
 

@@ -66,7 +66,7 @@ def test_values_clean_override_and_schema():
     ("CHANGE", "change"), ("Rückgeld", "change"), ("CASH", "tendered"), ("VISA CARD", "tendered"),
     ("ROUNDING ADJ", "rounding"), ("TOTAL QTY", "count"), ("ITEM(S)", "count"), ("DISCOUNT", "discount"),
     ("THANK YOU", ""), ("AMT PAID INCL. GST :", "total"), ("PAID INCL. GST", "total"), ("Total IVA incluido", "total"),
-    ("IVA incluido 21%", "tax"), ("AHORRO TOTAL", "discount"), ("Ersparnis", "discount"),
+    ("IVA incluido 21%", "tax"), ("JUMLAH SEBELUM CUKAI:", "subtotal"), ("PELARASAN:", "rounding"), ("AHORRO TOTAL", "discount"), ("Ersparnis", "discount"),
 ])
 def test_amount_role(label, role):
     assert amount_role(label) == role

@@ -84,6 +84,8 @@ def test_total_covers_tax():
     sub = page_doc([(50, 50, "SUB-TOTAL (GST) 12.19"), (50, 70, "GST 6% -0.84"), (50, 90, "TOTAL 12.15")])
     assert A.total_covers_tax(ctx(dict(rec, total=12.15), schema=RECEIPT, doc=sub)) == []   # no pure tax line
     assert A.total_covers_tax(ctx(rec, schema=RECEIPT)) == []                               # no document
+    big = page_doc([(50, 50, "TAX 60.01"), (50, 70, "ADJ -0.01"), (50, 90, "TOTAL 60.00")])
+    assert A.total_covers_tax(ctx(dict(rec, total=60.0), schema=RECEIPT, doc=big)) == []    # no share of anything
     no_tax = page_doc([(50, 50, "TOTAL 2.10"), (50, 70, "CASH 5.00")])
     assert A.total_covers_tax(ctx(rec, schema=RECEIPT, doc=no_tax)) == []                   # no tax printed
     # a total said to include tax is no tax line; a savings line is no tax either

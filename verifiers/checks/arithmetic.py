@@ -45,6 +45,8 @@ __all__ = ["totals_add_up", "items_sum", "line_arithmetic", "tax_rate", "signs_a
 LINE_TOLERANCE = Tolerance("number", abs=0.02, rel=0.005)
 # tax is rounded per line or per rate: one percent of the tax, at least five cents.
 TAX_RATE_TOLERANCE = Tolerance("number", abs=0.05, rel=0.01)
+# a tax is a share of what it is levied on (VAT / GST rates are at most 27 %)
+MAX_TAX_SHARE = 0.3
 
 
 def _amounts(ctx: VerifyContext) -> dict[str, tuple[str, float]]:
@@ -194,18 +196,18 @@ _OTHER_AMOUNTS = frozenset({"gross_total", "net_total", "amount_due", "ambiguous
 def printed_taxes(document: Any) -> list[tuple[str, float]]:
     """(line text, amount) for every printed line whose last amount (with cents) is labelled a tax
     by the words left of it ("GST AMT : RM4.43", "MwSt 19 % 89,87", "GST @6% included in total
-    2.40"); the smallest reading of an ambiguous token, as a size."""
+    2.40"); the smallest reading of an ambiguous token, as a size; at most `MAX_TAX_SHARE` of the
+    largest amount printed (a "tax" as large as the total is a total whose label reads as tax)."""
     out = []
-    for _, _, text in doc_lines(document):
-        ms = list(_AMOUNT_TOKEN.finditer(text))
-        if not ms:
-            continue
+    lines = [(text, ms) for _, _, text in doc_lines(document) if (ms := list(_AMOUNT_TOKEN.finditer(text)))]
+    top = max((abs(x) for _, ms in lines for x in number_readings(ms[-1].group(0))), default=0.0)
+    for text, ms in lines:
         label = text[:ms[-1].start()]
         near = nearest_meanings(label)
         if near is None or "tax_total" not in near[0] or _OTHER_AMOUNTS & {m for m, _, _, _ in meanings_in(label)}:
             continue                             # "SUB-TOTAL (GST) 12.19", "TOTAL 6% SUPPLIES (INC. GST)"
         sizes = list(number_readings(ms[-1].group(0)))
-        if sizes and min(sizes) > 0:              # a negative tax is a returned item's, not the sum's
+        if sizes and 0 < min(sizes) <= MAX_TAX_SHARE * top:   # a negative tax is a returned item's
             out.append((text.strip(), min(sizes)))
     return out
 
