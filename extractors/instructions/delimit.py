@@ -64,12 +64,21 @@ _TAX_ID = re.compile(
 _MORE_ADDRESS_WORDS = re.compile(
     r"(?i)\b(?:level|lvl|block|blok|bangunan|wisma|menara|tower|mall|plaza|centre|center|complex|kompleks|"
     r"seksyen|section|kawasan|bandar|kampung|kg|persiaran|lebuh|unit|flr|fl|floor|jln|jalan|tmn|taman|"
-    r"square|park|court|drive|close|way|place|industrial|estate|postfach|cedex|piso|planta)\b")
+    r"square|park|court|drive|close|way|place|industrial|estate|postfach|cedex|piso|planta|"
+    r"geb(?:ä|a)ude|etage|stockwerk|aufgang|eingang|b(?:â|a)timent|escalier|suite)\b")
+
+
+# A street name compounded with its street word and followed by the house number, as German and Dutch
+# print them ("MARKTPLATZ 184", "SCHILLERSTR. 10", "Gartenallee 24", "ORANJESINGEL 119").
+_COMPOUND_STREET = re.compile(
+    r"(?i)[^\W\d_]{2,}(?:stra(?:ss|ß)e|str\.|platz|weg|gasse|allee|damm|singel|laan|straat|steenweg)\s*\d+[a-z]?\b")
 
 
 def address_evidence(text: str) -> float:
-    """0..1: the baseline's street words, house numbers and postcodes, and building / area words."""
-    return min(1.0, _address_evidence(text) + 0.35 * len(_MORE_ADDRESS_WORDS.findall(text)))
+    """0..1: the baseline's street words, house numbers and postcodes, building / area words, and a
+    compound street name with its number."""
+    return min(1.0, _address_evidence(text) + 0.35 * len(_MORE_ADDRESS_WORDS.findall(text))
+               + 0.35 * bool(_COMPOUND_STREET.search(text)))
 
 
 _REG_SHAPE = re.compile(r"(?<![\w-])\d{5,}-?[A-Z](?![\w-])")   # "519537-X", "12345678Z": digits and a check letter

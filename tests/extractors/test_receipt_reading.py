@@ -87,6 +87,20 @@ def test_below_tax():
     assert below_tax(2.1, {"total": [2.1], "tax": [6771.0]}) == 0   # no tax printed with cents, last on its line
 
 
+@pytest.mark.parametrize("line,street", [("MARKTPLATZ 184", True), ("SCHILLERSTR. 10", True), ("Gartenallee 24", True),
+                                         ("ORANJESINGEL 119", True), ("GEBÄUDE C", True), ("TISCH 6", False),
+                                         ("EVVAFORMELEKTRO UG", False), ("SPRING 2", False)])
+def test_address_evidence_of_compound_streets_and_buildings(line, street):
+    assert (D.address_evidence(line) >= D.MIN_ADDRESS_EVIDENCE) is street
+
+
+def test_generate_reads_a_compound_street_above_the_town():
+    ix = DocIndex(make_doc([(40, 100, "RICHTER & HOFFMANN AG"), (40, 112, "SCHILLERSTR. 10"), (40, 124, "GEBÄUDE C"),
+                            (40, 136, "5572 SALZBURG"), (40, 148, "TEL. : +43 662 1234"), (40, 170, "KASSENBON"),
+                            (40, 182, "BROT"), (300, 182, "4.90"), (40, 194, "SUMME"), (300, 194, "4.90")]))
+    assert generate(ix, SCHEMA).extraction.record["address"] == "SCHILLERSTR. 10 GEBÄUDE C 5572 SALZBURG"
+
+
 def test_name_and_address_line_tests():
     assert D.name_continues_above("CO. (M) SDN BHD")
     assert D.name_continues_above("GARDEN) SDN BHD")

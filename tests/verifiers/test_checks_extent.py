@@ -50,6 +50,13 @@ def test_address_extent_cut_at_the_top_or_the_bottom_fails():
     assert by(s, "address", "address_extent") == ["fail"] and "below" in s[0].detail
 
 
+def test_address_extent_under_a_building_line_fails():
+    doc = page_doc([(50, 40, "RICHTER & HOFFMANN AG"), (50, 52, "SCHILLERSTR. 10"), (50, 64, "GEBÄUDE C"),
+                    (50, 76, "5572 SALZBURG"), (50, 100, "TISCH 6")])
+    s = X.address_extent(_receipt({"address": "5572 SALZBURG"}, {"address": _span(doc, "address", 3, 3)}, doc))
+    assert by(s, "address", "address_extent") == ["fail"] and "GEBÄUDE C" in s[0].detail
+
+
 def test_address_extent_that_starts_with_another_line_fails():
     doc = page_doc(RECEIPT_PAGE)
     v = "(CO.REG : 933109-X) 3RD FLR, AEON TAMAN MALURI SC JLN JEJAKA, TAMAN MALURI CHERAS, 55100 KUALA LUMPUR"

@@ -58,6 +58,7 @@ def test_name_shape_without_opinion():
 @pytest.mark.parametrize("value,outcome", [
     ("NO. 17-G, JALAN SETIA INDAH, 40170 SHAH ALAM", "pass"), ("Lieferantenstraße 20 80333 München", "pass"),
     ("TABLE : 3 CASH", "fail"), ("NO.22 JALAN PUTERI 47100 PUCHONG 02/02/2017 7:31:08 PM", "fail"),
+    ("GEBÄUDE C", "pass"), ("Bâtiment B", "pass"), ("TISCH 6", "fail"),   # a building's part names a place
     ("CH50514 T5 JOINT 2PIN", "fail"), ("156, AVENUE DES TILLEULS 23860 LYON TÉL. +33 4 74 60 40 24", "fail")])
 def test_address_shape(value, outcome):
     rec = {"company": "X SDN BHD", "address": value, "total": 1.0}

@@ -53,6 +53,9 @@ _STREET_WORDS = re.compile(r"\b(jalan|jln|taman|tmn|bandar|lorong|persiaran|kamp
                            r"selangor|johor|kedah|kelantan|melaka|pahang|perak|perlis|sabah|sarawak|terengganu|"
                            r"street|road|avenue|lane|strasse|weg|gasse|platz|allee|rue|laan|straat|"
                            r"building|bangunan|floor|flr|level|block|blok)\b")
+# The parts of a building an address line may name alone ("GEBÄUDE C", "BÂTIMENT B", "SUITE 4"), folded;
+# for addresses only (a name may hold them: "TOWER RECORDS").
+_BUILDING_WORDS = re.compile(r"\b(gebaude|etage|stockwerk|aufgang|eingang|batiment|escalier|suite|unit|wisma|menara)\b")
 _REG_NO = re.compile(r"\(\s*(?:co\.?\s*(?:no|reg)\.?\s*:?\s*)?\d{3,}[-\s]?[A-Z]?\s*\)|\b\d{4,}-[A-Z]\b",
                      re.IGNORECASE)
 _CONNECTOR = re.compile(r"^(?:&|\+|-|,|and\b|und\b|et\b|en\b|dan\b)|(?:&|\+|-|,|\band|\bund|\bet|\ben|\bdan|\bof)$",
@@ -208,7 +211,7 @@ def _address_verdict(v: str) -> tuple[str, str]:
         return "fail", "reads as 'label : value'"
     if _SINCE_YEAR.search(fold(v)):
         return "fail", "reads as a 'since <year>' line (a slogan), not an address"
-    if _POSTCODE.search(v) or _STREET_WORDS.search(fold(v)) or _STREET.search(v):
+    if _POSTCODE.search(v) or _STREET_WORDS.search(fold(v)) or _STREET.search(v) or _BUILDING_WORDS.search(fold(v)):
         return "pass", "has a postcode or a street word"
     return "fail", "has neither a postcode nor a street word"
 
