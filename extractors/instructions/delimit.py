@@ -52,6 +52,7 @@ _CONTINUATION_END = re.compile(r"(?i)(?:&|\+|-|\band|\bund|\bet|\bof|\bthe|\bde|
 _LEGAL_END = re.compile(
     r"(?i)(?:\bsdn\.?\s*bhd\.?|\bs/b|\bbhd\.?|\bltd\.?|\blimited|\bgmbh|\bag|\bkg|\binc\.?|\bllc|\bplc|\bpte\.?\s*ltd\.?|"
     r"\bpvt\.?\s*ltd\.?|\bcorp\.?|\bs\.?a\.?|\bs\.?r\.?l\.?|\bb\.?v\.?|\bn\.?v\.?|\bco\.)\s*$")
+_TRADE_END = re.compile(r"(?i)\b(?:trading|enterprises?|industries|holdings?)\s*$")   # a trade word ends a name
 _TITLE_WORDS = frozenset({
     "invoice", "receipt", "tax", "bill", "cash", "order", "simplified", "official", "copy", "sales", "sale",
     "resit", "invois", "cukai", "rechnung", "quittung", "beleg", "kassenbon", "bon", "facture", "recu", "ticket",
@@ -170,9 +171,12 @@ def name_continues_below(text: str, below: str) -> bool:
     b = norm.clean_name(below.strip())
     if not name_like(b) or any(ch.isdigit() for ch in b) or len(b.split()) > 5:
         return False
-    # "SDN BHD" under the name, or "RESTAURANT SDN BHD" under a name without its legal form.
-    return bool(_CONTINUATION_START.match(b)) or (bool(_LEGAL_END.search(b)) and not _LEGAL_END.search(text)
-                                                   and _words_before_legal(b) <= 1)
+    # "SDN BHD" under the name, or "RESTAURANT SDN BHD" under a name without its legal form, or
+    # "PARTS TRADING" (one word and a trade word) under a name that ends in neither.
+    if _LEGAL_END.search(text) or _TRADE_END.search(text):
+        return bool(_CONTINUATION_START.match(b))
+    return bool(_CONTINUATION_START.match(b)) or (bool(_LEGAL_END.search(b)) and _words_before_legal(b) <= 1) \
+        or (bool(_TRADE_END.search(b)) and len(b.split()) == 2)
 
 
 def _words_before_legal(text: str) -> int:

@@ -107,6 +107,8 @@ def test_name_and_address_line_tests():
     assert not D.name_continues_above("NORTHWIND TRADERS")
     assert D.name_continues_below("NORTHWIND HARDWARE &", "ELECTRICAL")
     assert D.name_continues_below("NORTHWIND TRADERS", "SDN BHD")
+    assert D.name_continues_below("YORILUX SENTOSA AUTO", "PARTS TRADING")      # one word and a trade word
+    assert not D.name_continues_below("YORILUX TRADING", "PARTS TRADING")       # the name has ended
     assert not D.name_continues_below("NORTHWIND TRADERS SDN BHD", "(123456-X)")
     assert not D.name_continues_below("ACME COMPANY", "COMPANY REG. NO. : 725186-V")
     assert D.not_address("TEL: 03-1234 5678") == "phone"
