@@ -146,3 +146,29 @@ def test_cash_rounding():
     assert Rd.cash_rounding(ctx({"total": 7.72}, schema=RECEIPT, doc=plain)) == []      # no rounding: no evidence
     assert Rd.cash_rounding(ctx({"total": 7.72}, schema=RECEIPT)) == []               # no document
     assert_conformant(Rd.cash_rounding, before)
+
+
+def test_item_row_numbers():
+    doc = page_doc()
+    s = T.item_row_numbers(ctx(GOOD, doc=doc))
+    assert by(s, "line_items", "item_row_numbers") == ["pass"], s
+    no_total = dict(GOOD, line_items=[{k: v for k, v in x.items() if k != "line_total"} for x in GOOD["line_items"]])
+    s = T.item_row_numbers(ctx(no_total, doc=doc))                 # a column printed and not read
+    assert by(s, "line_items", "item_row_numbers") == ["fail"] and "prints 3 numbers" in s[0].detail
+    cut = dict(GOOD, line_items=[dict(GOOD["line_items"][0], description="Trennblätter"), GOOD["line_items"][1]])
+    s = T.item_row_numbers(ctx(cut, doc=doc))                      # "A4" left out: its 4 is one number more
+    assert by(s, "line_items", "item_row_numbers") == ["fail"] and s[0].detail.startswith("1 of 2 rows")
+    other = dict(GOOD, line_items=[dict(GOOD["line_items"][0], unit_price=5.5), GOOD["line_items"][1]])
+    s = T.item_row_numbers(ctx(other, doc=doc))                    # a price from another row
+    assert by(s, "line_items", "item_row_numbers") == ["fail"] and "5.5 is not printed" in s[0].detail
+    assert T.item_row_numbers(ctx(GOOD)) == []                     # no document: not judged
+
+
+def test_item_row_numbers_reads_rows_as_printed():
+    doc = page_doc([(50, 300, "Pos Article Qty Price VAT Amount"), (50, 312, "1 Web hosting 1.00 day A$90.99 10 % A$90.99"),
+                    (50, 324, "2 Web hosting"), (50, 336, "2,00 7,90 15,80-"), (50, 348, "3 Service 01.03.2018 1 5.00 5.00")])
+    items = [{"description": "Web hosting", "quantity": 1.0, "unit_price": 90.99, "line_total": 90.99},
+             {"description": "Web hosting", "quantity": 2.0, "unit_price": 7.9, "line_total": -15.8},
+             {"description": "Service", "quantity": 1.0, "unit_price": 5.0, "line_total": 5.0}]
+    s = T.item_row_numbers(ctx(dict(GOOD, line_items=items), doc=doc))   # rate, date, sign, numbers below
+    assert by(s, "line_items", "item_row_numbers") == ["pass"], s
