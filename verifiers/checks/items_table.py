@@ -16,10 +16,17 @@
                             prints its description (or the line below, when that line prints no
                             number after it), the numbers right of the description are no more
                             than the item's quantity, unit price and line total it holds, and each
-                            of those is printed there: pass; a row printing more numbers than the
-                            item holds (a column not read, a description cut before its size or
-                            code) or an item value its row does not print: fail. Percentages
-                            (a tax-rate column) and dates are not counted.
+                            of those is printed there or on the line below (a row printed over two
+                            lines): pass; a row printing more numbers than the item holds (a
+                            column not read, a description cut before its size or code) or an
+                            item value its row does not print: fail. Tax rates (a percentage, or
+                            a bare number the document prints as a percentage elsewhere), dates
+                            and codes (8 digits or more, or letters glued to the digits) are not
+                            counted.
+    item_rows_printed       between the first and the last line printing an item, every line
+                            that prints two or more amounts with cents (a table row) holds one
+                            of the items' descriptions: pass; such a line no item was read from
+                            (a row skipped): fail
 
 Columns by role (verifiers.checks.fields: description, quantity, unit_price, line_total); the
 printed lines from the parsed document (page.doc_text). Language-general: numbers, percentages
@@ -39,6 +46,7 @@ from docassay.verifiers.settings import Tolerance
 from docassay.verifiers.tolerance import matches
 
 __all__ = ["item_quantity_read", "item_description_lines", "item_description_clean", "item_row_numbers",
+           "item_rows_printed",
            "QUANTITY_ONE_TOLERANCE", "ROW_NUMBER_TOLERANCE", "MIN_DESCRIPTION_CHARS", "CHECKS"]
 
 QUANTITY_ONE_TOLERANCE = Tolerance("number", abs=0.02, rel=0.005)   # line total = unit price: quantity 1
@@ -47,7 +55,9 @@ MIN_DESCRIPTION_CHARS = 3       # shorter descriptions are not looked up among t
 _PERCENT = re.compile(r"\d\s?%")
 _CENTS = re.compile(r"(?<![\d.,])\d{1,3}(?:[.,]\d{3})*[.,]\d{2}(?![\d.,%])")
 _LABEL_VALUE = re.compile(r"[^\W\d_]{2,}\.?\s*:\s*\S")
-_EDGE = re.compile(r"^[^\d\-−]+|[^\d\-−]+$")     # currency signs, units glued to a number
+_CURRENCY_EDGE = re.compile(r"^(?:[A-Z]{0,3}[$€£¥₹]|[A-Z]{3}(?=\d))|(?:[$€£¥₹]|[A-Z]{3})$")   # A$, €, EUR
+_NUMBER_TOKEN = re.compile(r"[-−+(]?\d[\d.,']*[-−)]?")
+_CODE_DIGITS = 8                # a run of this many digits is an article or trade number, not an amount
 _NUMERIC_ROLES = ("quantity", "unit_price", "line_total")
 
 
@@ -145,39 +155,54 @@ def _after(text: str, desc: str) -> list[str] | None:
     return None
 
 
-def _row_numbers(tokens: list[str]) -> list[set[float]]:
-    """The numbers among printed tokens (each as its possible readings); percentages (a token
-    ending in %, or followed by a lone %) and tokens without a digit are left out."""
+def _row_numbers(tokens: list[str], rates: frozenset[float] = frozenset()) -> list[tuple[set[float], bool]]:
+    """The numbers among printed tokens (each as its possible readings, and whether it may be a
+    tax rate: a bare number that is one of the document's printed percentages, a rate column
+    without its %): amounts, quantities and prices, with a currency sign or code around them at
+    most. Left out: percentages (a token with %, or followed by a lone %), dates, codes (8 digits
+    or more, or digits with letters)."""
     out = []
     for j, t in enumerate(tokens):
-        if "%" in t or (j + 1 < len(tokens) and tokens[j + 1] == "%") or not any(ch.isdigit() for ch in t):
+        if "%" in t or (j + 1 < len(tokens) and tokens[j + 1] == "%"):
             continue
-        r = number_readings(_EDGE.sub("", t).rstrip(".,"))
+        core = _CURRENCY_EDGE.sub("", t).rstrip(".,")
+        if not _NUMBER_TOKEN.fullmatch(core) or len(re.sub(r"\D", "", core)) >= _CODE_DIGITS and core.isdigit():
+            continue
+        r = {abs(x) for x in number_readings(core)}
         if r:
-            out.append({abs(x) for x in r})
+            out.append((r, core.isdigit() and r <= rates))
     return out
 
 
-def _printed_rows(dt: Any, c: str) -> list[list[set[float]]]:
-    """The numbers of each printed row whose line holds the compact description `c` (right of
-    it; the line below when nothing is printed right of it); rows printing no number are left out."""
+Numbers = list[tuple[set[float], bool]]
+
+
+def _printed_rows(dt: Any, c: str, descriptions: set[str]) -> list[tuple[Numbers, Numbers]]:
+    """For each printed line holding the compact description `c`: (the numbers right of it, those
+    and the line below's: where its values may stand). When nothing is printed right of it, the
+    line below is the row's. A line below that prints another item (one of `descriptions`) is not
+    this row's. Lines whose row prints no number are left out."""
     out = []
     for k, line in enumerate(dt.compact):
         if c not in line:
             continue
-        printed = _row_numbers(_after(dt.lines[k][2], c) or [])
-        if not printed and k + 1 < len(dt.lines):
-            printed = _row_numbers(dt.lines[k + 1][2].split())
+        below: Numbers = []
+        if k + 1 < len(dt.lines) and not any(o != c and o in dt.compact[k + 1] for o in descriptions):
+            below = _row_numbers(dt.lines[k + 1][2].split(), dt.percents)
+        printed = _row_numbers(_after(dt.lines[k][2], c) or [], dt.percents) or below
         if printed:
-            out.append(printed)
+            out.append((printed, printed + below))
     return out
 
 
-def _row_verdict(held: list[float], printed: list[set[float]]) -> str:
-    """"" when the printed row's numbers are the item's, else what differs."""
-    if len(printed) > len(held):
-        return f"its row prints {len(printed)} numbers, the item holds {len(held)}"
-    missing = [v for v in held if not any(matches(ROW_NUMBER_TOLERANCE, v, p) for r in printed for p in r)]
+def _row_verdict(held: list[float], row: tuple[Numbers, Numbers]) -> str:
+    """"" when the printed row's numbers are the item's, else what differs (a bare number that may
+    be a tax rate is not counted, but may be one of the item's values)."""
+    printed, near = row
+    counted = sum(1 for _, rate in printed if not rate)
+    if counted > len(held):
+        return f"its row prints {counted} numbers, the item holds {len(held)}"
+    missing = [v for v in held if not any(matches(ROW_NUMBER_TOLERANCE, v, p) for r, _ in near for p in r)]
     return f"{missing[0]:g} is not printed on its row" if missing else ""
 
 
@@ -191,13 +216,14 @@ def item_row_numbers(ctx: VerifyContext) -> list[Signal]:
         held_cols = [col[r] for r in _NUMERIC_ROLES if col.get(r)]
         if not d or not held_cols:
             continue
+        descs = [compact(x.get(d)) if isinstance(x.get(d), str) else "" for x in rows]
+        known = {c for c in descs if len(c) >= MIN_DESCRIPTION_CHARS}
         judged, flaws = 0, []
-        for i, x in enumerate(rows):
-            c = compact(x.get(d)) if isinstance(x.get(d), str) else ""
-            if len(c) < MIN_DESCRIPTION_CHARS:
+        for i, (x, c) in enumerate(zip(rows, descs)):
+            if c not in known:
                 continue
             held = [abs(v) for v in (num(x.get(k)) for k in held_cols) if v is not None]
-            verdicts = [_row_verdict(held, p) for p in _printed_rows(dt, c)]
+            verdicts = [_row_verdict(held, p) for p in _printed_rows(dt, c, known)]
             if not verdicts:
                 continue
             judged += 1
@@ -212,5 +238,31 @@ def item_row_numbers(ctx: VerifyContext) -> list[Signal]:
     return out
 
 
+def item_rows_printed(ctx: VerifyContext) -> list[Signal]:
+    dt = doc_text(ctx.document)
+    if not dt.lines:
+        return []
+    out = []
+    for name, rows, col in _tables(ctx):
+        d = col.get("description")
+        if not d:
+            continue
+        descs = {compact(x.get(d)) for x in rows if isinstance(x.get(d), str)}
+        descs = {c for c in descs if len(c) >= MIN_DESCRIPTION_CHARS}
+        hit = [k for k, line in enumerate(dt.compact) if any(c in line for c in descs)]
+        if len(hit) < 2:
+            continue
+        skipped = [k for k in range(hit[0] + 1, hit[-1]) if k not in set(hit)
+                   and len(_CENTS.findall(dt.lines[k][2])) >= 2 and any(ch.isalpha() for ch in dt.lines[k][2])]
+        if skipped:
+            out.append(Signal(name, "item_rows_printed", "fail", f"{len(skipped)} printed rows between the items "
+                              f"were not read, e.g. {dt.lines[skipped[0]][2][:50]!r}"))
+        else:
+            out.append(Signal(name, "item_rows_printed", "pass",
+                              "every row printed between the first and the last item was read"))
+    return out
+
+
 CHECKS = (("item_quantity_read", item_quantity_read), ("item_description_lines", item_description_lines),
-          ("item_description_clean", item_description_clean), ("item_row_numbers", item_row_numbers))
+          ("item_description_clean", item_description_clean), ("item_row_numbers", item_row_numbers),
+          ("item_rows_printed", item_rows_printed))
