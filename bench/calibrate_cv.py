@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Mapping
 
-from bench.calibrate import REQUIRED, TRAIN_PARTS, DocFields, _label, examples, incomplete, load_part
+from bench.calibrate import REQUIRED, TRAIN_PARTS, DocFields, _label, also_examples, examples, incomplete, load_part
 from bench.calibrate import confidences as _confidences
 from bench.datasets import DEFAULT_DATA
 from bench.scoring import field_correct
@@ -114,8 +114,10 @@ def _examples(docs: Iterable[DocFields], setting: Setting) -> list[Example]:
     return [Example(e.family, setting.strip(e.features), e.correct) for e, _, _ in examples(list(docs))]
 
 
-def fit(docs: Iterable[DocFields], setting: Setting) -> Calibrator:
-    return Calibrator.fit(_examples(docs, setting), l2=setting.l2, min_count=setting.min_count,
+def fit(docs: Iterable[DocFields], setting: Setting, also: Iterable[Example] = ()) -> Calibrator:
+    """The setting's calibrator on `docs`' examples plus `also` (bench.calibrate.also_examples)."""
+    ex = _examples(docs, setting) + [Example(e.family, setting.strip(e.features), e.correct) for e in also]
+    return Calibrator.fit(ex, l2=setting.l2, min_count=setting.min_count,
                           l2_by_family=dict(setting.l2_by_family) or None, unseen_fail=setting.unseen_fail)
 
 
@@ -173,9 +175,12 @@ def family_ece(docs: list[DocFields], conf_of: ConfOf) -> dict[str, tuple[int, f
     return {k: (len(cs), ece(cs, ys)) for k, (cs, ys) in by.items()}
 
 
-def cross_validate(data: Path, setting: Setting, *, folds: int = DEFAULT_FOLDS,
-                   dev_data: Path = DEFAULT_DATA) -> dict[str, dict[str, float | None]]:
-    """Out-of-fold confidences of every dev-tune document: {doc_id: {field: confidence}}."""
+def cross_validate(data: Path, setting: Setting, *, folds: int = DEFAULT_FOLDS, dev_data: Path = DEFAULT_DATA,
+                   also: Iterable[Path] = ()) -> dict[str, dict[str, float | None]]:
+    """Out-of-fold confidences of every dev-tune document: {doc_id: {field: confidence}}. `also`:
+    collections whose synthetic invoices' line-item examples join every fold's training (other
+    formats than any dev document's: `train --also`)."""
+    extra = [e for v in also_examples(also).values() for e in v]
     groups = manifest_groups(dev_data)
     synth = [d for p in SYNTH_TRAIN for d in load_part(data, p)]
     tune = [d for p in DEV_TUNE for d in load_part(data, p)]
@@ -183,7 +188,7 @@ def cross_validate(data: Path, setting: Setting, *, folds: int = DEFAULT_FOLDS,
     out: dict[str, dict[str, float | None]] = {}
     for k in range(folds):
         train = synth + [d for d in tune if fold[d.doc_id] != k]
-        cal = fit(train, setting)
+        cal = fit(train, setting, extra)
         for d in tune:
             if fold[d.doc_id] == k:
                 out[d.doc_id] = confidences(cal, d, setting)
@@ -217,7 +222,8 @@ def _getter(oof: Mapping[str, Mapping[str, float | None]]) -> ConfOf:
 
 
 def report(data: Path, *, folds: int = DEFAULT_FOLDS, targets=DEFAULT_TARGETS, dev_data: Path = DEFAULT_DATA,
-           settings: tuple[Setting, ...] = CANDIDATES, detail: str | None = None, at: float = 0.9) -> str:
+           settings: tuple[Setting, ...] = CANDIDATES, detail: str | None = None, at: float = 0.9,
+           also: tuple[Path, ...] = ()) -> str:
     inv, rec = load_part(data, DEV_TUNE[0]), load_part(data, DEV_TUNE[1])
     lines = [f"grouped {folds}-fold cross-validation on dev-tune ({len(inv)} invoices, {len(rec)} receipts; "
              f"folds by content group / vendor; synthetic train parts in every fold's training)", "",
@@ -227,7 +233,7 @@ def report(data: Path, *, folds: int = DEFAULT_FOLDS, targets=DEFAULT_TARGETS, d
              "|---|---|" + "---|" * (len(FAMILIES) + 1) + "---|---|---|---|"]
     oof_by = {}
     for s in settings:
-        oof = cross_validate(data, s, folds=folds, dev_data=dev_data)
+        oof = cross_validate(data, s, folds=folds, dev_data=dev_data, also=also)
         oof_by[s.name] = oof
         get = _getter(oof)
         fe = family_ece(inv + rec, get)
@@ -260,7 +266,7 @@ UNSEEN_PARTS = ("synth-invoices-unseen", "synth-receipts-unseen")
 
 
 def unseen_report(data: Path, unseen: list[Path], *, settings: tuple[Setting, ...] = CANDIDATES,
-                  at: float = 0.9) -> str:
+                  at: float = 0.9, also: tuple[Path, ...] = ()) -> str:
     """Each setting fitted on the training parts of `data`, scored on the unseen synthetic formats
     collected in `unseen` (other `--seed`s: formats no fold was trained on, so grouped by format by
     construction): log loss, and pass rate / verified precision at `at` under `omit`."""
@@ -271,7 +277,7 @@ def unseen_report(data: Path, unseen: list[Path], *, settings: tuple[Setting, ..
              "| setting | log loss | " + " | ".join(f"{p} pass / VP at {at} (omit)" for p in UNSEEN_PARTS) + " |",
              "|---|---|" + "---|" * len(UNSEEN_PARTS)]
     for s in settings:
-        cal = fit(train, s)
+        cal = fit(train, s, [e for v in also_examples(also).values() for e in v])
 
         def get(d: DocFields, cal: Calibrator = cal, s: Setting = s) -> dict[str, float | None]:
             return confidences(cal, d, s)
@@ -294,12 +300,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--unseen", nargs="*", type=Path, default=None,
                     help="`collect --seed N --parts synth-*-unseen` folders: score each setting on those unseen "
                          "formats instead of cross-validating")
+    ap.add_argument("--also", nargs="*", type=Path, default=[],
+                    help="collections of other seeds whose synthetic invoices' line-item examples join the training "
+                         "(`bench.calibrate train --also`)")
     args = ap.parse_args(argv)
     settings = tuple(s for s in CANDIDATES if args.only is None or s.name in args.only)
     if args.unseen:
-        print(unseen_report(args.data, args.unseen, settings=settings))
+        print(unseen_report(args.data, args.unseen, settings=settings, also=tuple(args.also)))
         return 0
-    print(report(args.data, folds=args.folds, dev_data=args.dev_data, settings=settings, detail=args.detail))
+    print(report(args.data, folds=args.folds, dev_data=args.dev_data, settings=settings, detail=args.detail,
+                 also=tuple(args.also)))
     return 0
 
 
