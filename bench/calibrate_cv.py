@@ -298,6 +298,8 @@ ITEM_SETTINGS = (
     Setting("items: without the --also lists", items_also=False),
     Setting("items: without item_row_numbers, item_rows_printed, shape:items",
             drop=("item_row_numbers:", "item_rows_printed:", "shape:items")),
+    Setting("items: main's (neither the --also lists nor the row checks)", items_also=False,
+            drop=("item_row_numbers:", "item_rows_printed:", "shape:items")),
     Setting("items l2=3e-3", l2_by_family=(("items", 3e-3),)),
     Setting("items l2=1e-2", l2_by_family=(("items", 1e-2),)),
     Setting("min_count=10", min_count=10),
