@@ -35,6 +35,7 @@ import sys
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Iterable
 
 from bench.datasets import DEFAULT_DATA, BenchDoc, SynthSize
 from bench.passes import PassSpec, model_available, run_isolated
@@ -54,6 +55,12 @@ TRAIN_PARTS = ("synth-invoices-train", "synth-receipts-train", f"dev-invoices.{T
 MEASURE_PARTS = ("synth-invoices-unseen", "synth-receipts-unseen", f"dev-invoices.{HOLDOUT}",
                  f"dev-receipts.{HOLDOUT}")
 PARTS = TRAIN_PARTS + MEASURE_PARTS
+# `train --also DIR...`: the synthetic invoice parts of other collections (other seeds' train and
+# unseen formats) add examples of these families only (issue 12: line items, one per invoice).
+ALSO_PARTS = ("synth-invoices-train", "synth-invoices-unseen")
+ALSO_FAMILIES = ("items",)
+# Family L2 penalties (verifiers.confidence.calibrator; others: DEFAULT_L2), chosen by grouped CV.
+L2_BY_FAMILY: tuple[tuple[str, float], ...] = ()
 TARGETS = (0.0, 0.5, 0.7, 0.8, 0.9, 0.95, 0.98)
 SCOPE_TITLES = {"required": "required fields verified (doubtful optional values kept)",
                 "present": "present fields verified",
@@ -136,14 +143,33 @@ def examples(docs: list[DocFields]) -> list[tuple[Example, str, str]]:
     return out
 
 
-def train(data: Path, out: Path, *, parts: tuple[str, ...] = TRAIN_PARTS) -> Calibrator:
+def also_examples(folders: Iterable[Path], families: Iterable[str] = ALSO_FAMILIES) -> dict[str, list[Example]]:
+    """Training examples of `families` only from the synthetic parts (ALSO_PARTS) collected in
+    other folders (`collect --seed N --parts synth-invoices-train synth-invoices-unseen`): more
+    formats for a family the main parts give few examples of (line items: one list per invoice).
+    Other families keep their training data. Never pass a folder of seed 7 (kept unseen)."""
+    fams = set(families)
+    out: dict[str, list[Example]] = {}
+    for folder in folders:
+        for part in ALSO_PARTS:
+            e = [x for x, _, _ in examples(load_part(folder, part)) if x.family in fams]
+            if e:
+                out[f"{folder}/{part}"] = e
+    return out
+
+
+def train(data: Path, out: Path, *, parts: tuple[str, ...] = TRAIN_PARTS, also: Iterable[Path] = ()) -> Calibrator:
     ex: list[Example] = []
     sizes = {}
     for part in parts:
         e = [x for x, _, _ in examples(load_part(data, part))]
         sizes[part] = len(e)
         ex += e
-    cal = Calibrator.fit(ex, meta={"trained_on": sizes, "command": "python -m bench.calibrate train"})
+    for key, e in also_examples(also).items():
+        sizes[key] = len(e)
+        ex += e
+    cal = Calibrator.fit(ex, l2_by_family=dict(L2_BY_FAMILY) or None,
+                         meta={"trained_on": sizes, "command": "python -m bench.calibrate train"})
     cal.save(out)
     print(f"calibrator: {len(ex)} examples {sizes} -> {out}", file=sys.stderr)
     return cal
@@ -323,6 +349,9 @@ def main(argv: list[str] | None = None) -> int:
     t = sub.add_parser("train")
     t.add_argument("--data", type=Path, required=True)
     t.add_argument("--out", type=Path, default=DEFAULT_WEIGHTS)
+    t.add_argument("--also", nargs="*", type=Path, default=[],
+                   help=f"collections of other seeds: their {' '.join(ALSO_PARTS)} add {', '.join(ALSO_FAMILIES)} "
+                        "examples only")
     r = sub.add_parser("report")
     r.add_argument("--data", type=Path, required=True)
     r.add_argument("--weights", type=Path, default=DEFAULT_WEIGHTS)
@@ -334,7 +363,7 @@ def main(argv: list[str] | None = None) -> int:
         collect(args.data_out, synth=SynthSize(args.formats, args.docs, args.seed), generator=args.generator,
                 parts=tuple(args.parts), limit=args.limit, target=args.target, data=args.dev_data)
     elif args.cmd == "train":
-        train(args.data, args.out)
+        train(args.data, args.out, also=args.also)
     elif args.cmd == "report":
         print(report(args.data, args.weights))
     else:

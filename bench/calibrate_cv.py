@@ -26,20 +26,22 @@ right; under `omit`, a left-out field is not delivered (it is counted in `omitte
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import hashlib
 import json
 import math
+import random
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Mapping
 
-from bench.calibrate import REQUIRED, TRAIN_PARTS, DocFields, _label, examples, incomplete, load_part
+from bench.calibrate import REQUIRED, TRAIN_PARTS, DocFields, _label, also_examples, examples, incomplete, load_part
 from bench.calibrate import confidences as _confidences
 from bench.datasets import DEFAULT_DATA
 from bench.scoring import field_correct
 from bench.splits import TUNE
-from docassay.verifiers.confidence import FAMILIES, Calibrator, Example, ece
+from docassay.verifiers.confidence import FAMILIES, Calibrator, Example, ece, reliability
 from docassay.verifiers.confidence.decision import DEFAULT_MISSING_PRINTED
 
 SYNTH_TRAIN = ("synth-invoices-train", "synth-receipts-train")
@@ -57,6 +59,7 @@ class Setting:
     drop: tuple[str, ...] = ()          # feature-name prefixes left out
     l2_by_family: tuple[tuple[str, float], ...] = ()
     unseen_fail: str = "prior"          # verifiers.confidence.calibrator.UNSEEN_FAIL
+    items_also: bool = True             # items_report: the --also collections' lists train (always scored)
 
     def strip(self, feats: Mapping[str, float]) -> dict[str, float]:
         return {k: v for k, v in feats.items() if not any(k.startswith(p) for p in self.drop)} if self.drop \
@@ -114,8 +117,10 @@ def _examples(docs: Iterable[DocFields], setting: Setting) -> list[Example]:
     return [Example(e.family, setting.strip(e.features), e.correct) for e, _, _ in examples(list(docs))]
 
 
-def fit(docs: Iterable[DocFields], setting: Setting) -> Calibrator:
-    return Calibrator.fit(_examples(docs, setting), l2=setting.l2, min_count=setting.min_count,
+def fit(docs: Iterable[DocFields], setting: Setting, also: Iterable[Example] = ()) -> Calibrator:
+    """The setting's calibrator on `docs`' examples plus `also` (bench.calibrate.also_examples)."""
+    ex = _examples(docs, setting) + [Example(e.family, setting.strip(e.features), e.correct) for e in also]
+    return Calibrator.fit(ex, l2=setting.l2, min_count=setting.min_count,
                           l2_by_family=dict(setting.l2_by_family) or None, unseen_fail=setting.unseen_fail)
 
 
@@ -173,9 +178,12 @@ def family_ece(docs: list[DocFields], conf_of: ConfOf) -> dict[str, tuple[int, f
     return {k: (len(cs), ece(cs, ys)) for k, (cs, ys) in by.items()}
 
 
-def cross_validate(data: Path, setting: Setting, *, folds: int = DEFAULT_FOLDS,
-                   dev_data: Path = DEFAULT_DATA) -> dict[str, dict[str, float | None]]:
-    """Out-of-fold confidences of every dev-tune document: {doc_id: {field: confidence}}."""
+def cross_validate(data: Path, setting: Setting, *, folds: int = DEFAULT_FOLDS, dev_data: Path = DEFAULT_DATA,
+                   also: Iterable[Path] = ()) -> dict[str, dict[str, float | None]]:
+    """Out-of-fold confidences of every dev-tune document: {doc_id: {field: confidence}}. `also`:
+    collections whose synthetic invoices' line-item examples join every fold's training (other
+    formats than any dev document's: `train --also`)."""
+    extra = [e for v in also_examples(also).values() for e in v]
     groups = manifest_groups(dev_data)
     synth = [d for p in SYNTH_TRAIN for d in load_part(data, p)]
     tune = [d for p in DEV_TUNE for d in load_part(data, p)]
@@ -183,7 +191,7 @@ def cross_validate(data: Path, setting: Setting, *, folds: int = DEFAULT_FOLDS,
     out: dict[str, dict[str, float | None]] = {}
     for k in range(folds):
         train = synth + [d for d in tune if fold[d.doc_id] != k]
-        cal = fit(train, setting)
+        cal = fit(train, setting, extra)
         for d in tune:
             if fold[d.doc_id] == k:
                 out[d.doc_id] = confidences(cal, d, setting)
@@ -217,7 +225,8 @@ def _getter(oof: Mapping[str, Mapping[str, float | None]]) -> ConfOf:
 
 
 def report(data: Path, *, folds: int = DEFAULT_FOLDS, targets=DEFAULT_TARGETS, dev_data: Path = DEFAULT_DATA,
-           settings: tuple[Setting, ...] = CANDIDATES, detail: str | None = None, at: float = 0.9) -> str:
+           settings: tuple[Setting, ...] = CANDIDATES, detail: str | None = None, at: float = 0.9,
+           also: tuple[Path, ...] = ()) -> str:
     inv, rec = load_part(data, DEV_TUNE[0]), load_part(data, DEV_TUNE[1])
     lines = [f"grouped {folds}-fold cross-validation on dev-tune ({len(inv)} invoices, {len(rec)} receipts; "
              f"folds by content group / vendor; synthetic train parts in every fold's training)", "",
@@ -227,7 +236,7 @@ def report(data: Path, *, folds: int = DEFAULT_FOLDS, targets=DEFAULT_TARGETS, d
              "|---|---|" + "---|" * (len(FAMILIES) + 1) + "---|---|---|---|"]
     oof_by = {}
     for s in settings:
-        oof = cross_validate(data, s, folds=folds, dev_data=dev_data)
+        oof = cross_validate(data, s, folds=folds, dev_data=dev_data, also=also)
         oof_by[s.name] = oof
         get = _getter(oof)
         fe = family_ece(inv + rec, get)
@@ -260,7 +269,7 @@ UNSEEN_PARTS = ("synth-invoices-unseen", "synth-receipts-unseen")
 
 
 def unseen_report(data: Path, unseen: list[Path], *, settings: tuple[Setting, ...] = CANDIDATES,
-                  at: float = 0.9) -> str:
+                  at: float = 0.9, also: tuple[Path, ...] = ()) -> str:
     """Each setting fitted on the training parts of `data`, scored on the unseen synthetic formats
     collected in `unseen` (other `--seed`s: formats no fold was trained on, so grouped by format by
     construction): log loss, and pass rate / verified precision at `at` under `omit`."""
@@ -271,7 +280,7 @@ def unseen_report(data: Path, unseen: list[Path], *, settings: tuple[Setting, ..
              "| setting | log loss | " + " | ".join(f"{p} pass / VP at {at} (omit)" for p in UNSEEN_PARTS) + " |",
              "|---|---|" + "---|" * len(UNSEEN_PARTS)]
     for s in settings:
-        cal = fit(train, s)
+        cal = fit(train, s, [e for v in also_examples(also).values() for e in v])
 
         def get(d: DocFields, cal: Calibrator = cal, s: Setting = s) -> dict[str, float | None]:
             return confidences(cal, d, s)
@@ -284,6 +293,106 @@ def unseen_report(data: Path, unseen: list[Path], *, settings: tuple[Setting, ..
     return "\n".join(lines)
 
 
+ITEM_SETTINGS = (
+    Setting("l2=1e-3 (first round)"),
+    Setting("items: without the --also lists", items_also=False),
+    Setting("items: without item_row_numbers, item_rows_printed, shape:items",
+            drop=("item_row_numbers:", "item_rows_printed:", "shape:items")),
+    Setting("items: main's (neither the --also lists nor the row checks)", items_also=False,
+            drop=("item_row_numbers:", "item_rows_printed:", "shape:items")),
+    Setting("items l2=3e-3", l2_by_family=(("items", 3e-3),)),
+    Setting("items l2=1e-2", l2_by_family=(("items", 1e-2),)),
+    Setting("min_count=10", min_count=10),
+)
+
+
+def _items_only(d: DocFields) -> DocFields:
+    return dataclasses.replace(d, fields={k: v for k, v in d.fields.items() if (v or {}).get("family") == "items"})
+
+
+def items_pool(data: Path, also: Iterable[Path], dev_data: Path = DEFAULT_DATA) -> list[tuple[DocFields, str, str, bool]]:
+    """(document, group, source, from --also) for every invoice of the tuning data that can hold a
+    line-item list: dev-tune (group: content group), the synthetic train formats of `data` and
+    the train and unseen formats of `also` (group: format). Never dev-holdout, never `data`'s
+    unseen part."""
+    groups = manifest_groups(dev_data)
+    out = [(d, groups.get(d.doc_id, d.doc_id), "dev-tune", False) for d in load_part(data, DEV_TUNE[0])]
+    out += [(d, synth_group(d.doc_id), "synth-train", False) for d in load_part(data, SYNTH_TRAIN[0])]
+    for folder in also:
+        out += [(d, synth_group(d.doc_id), "synth-train", True) for d in load_part(folder, "synth-invoices-train")]
+        out += [(d, synth_group(d.doc_id), "synth-unseen", True) for d in load_part(folder, "synth-invoices-unseen")]
+    return out
+
+
+def _items_pairs(docs: Iterable[DocFields], conf_of: ConfOf) -> tuple[list[float], list[bool]]:
+    cs, ys = [], []
+    for d in docs:
+        conf = conf_of(d)
+        for name, f in d.fields.items():
+            c = conf.get(name)
+            y = _label(name, f.get("value"), d.truth, d.kind) if c is not None and f.get("family") == "items" else None
+            if y is not None:
+                cs.append(c)
+                ys.append(bool(y))
+    return cs, ys
+
+
+def noise_floor(conf: list[float], draws: int = 1000) -> float:
+    """The median ECE of a perfectly calibrated model with these confidences (outcomes drawn at
+    each confidence): what so few examples show by chance alone."""
+    rng = random.Random(0)
+    sims = sorted(ece(conf, [rng.random() < c for c in conf]) for _ in range(draws))
+    return sims[len(sims) // 2] if sims else 0.0
+
+
+def items_report(data: Path, also: tuple[Path, ...], *, settings: tuple[Setting, ...] = ITEM_SETTINGS,
+                 folds: int = DEFAULT_FOLDS, dev_data: Path = DEFAULT_DATA, table: str | None = None) -> str:
+    """The items family out of fold over every line-item list of the tuning data (`items_pool`),
+    folds over groups (a ZUGFeRD content group, a synthetic format), each fold's model fitted on
+    the other folds plus every receipt of `data`'s training parts; lists from `also` train with
+    their line-item examples only (as `train --also`). Per source and pooled: lists, accuracy,
+    mean confidence, ECE (10 bins), the noise floor of that ECE, log loss, Brier score."""
+    pool = items_pool(data, also, dev_data)
+    receipts = [d for p in (SYNTH_TRAIN[1], DEV_TUNE[1]) for d in load_part(data, p)]
+    lines = [f"items out of fold ({folds} folds over content groups and synthetic formats; {len(pool)} invoices: "
+             f"dev-tune of {data}, synthetic train of {data}, train and unseen of "
+             f"{', '.join(str(a) for a in also) or '-'})", "",
+             "| setting | source | lists | accuracy | mean confidence | ECE | ECE noise floor | log loss | Brier |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    tables = []
+    for s in settings:
+        conf: dict[tuple[str, str], Mapping[str, float | None]] = {}
+        for k in range(folds):
+            train = receipts + [_items_only(d) if x else d for d, g, _, x in pool
+                                if fold_of(g, folds) != k and (s.items_also or not x)]
+            cal = fit(train, s)
+            for d, g, src, _ in pool:
+                if fold_of(g, folds) == k:
+                    conf[(src, d.doc_id)] = confidences(cal, d, s)
+        everything: tuple[list[float], list[bool]] = ([], [])
+        for src in ("dev-tune", "synth-train", "synth-unseen", "pooled"):
+            if src == "pooled":
+                cs, ys = everything
+            else:
+                cs, ys = _items_pairs([d for d, _, so, _ in pool if so == src],
+                                      lambda d, src=src, conf=conf: conf[(src, d.doc_id)])
+                everything[0].extend(cs)
+                everything[1].extend(ys)
+            if not cs:
+                continue
+            ll = -sum(math.log(min(max(c if y else 1 - c, 1e-6), 1.0)) for c, y in zip(cs, ys)) / len(cs)
+            br = sum((c - y) ** 2 for c, y in zip(cs, ys)) / len(cs)
+            lines.append(f"| {s.name} | {src} | {len(cs)} | {sum(ys) / len(ys):.3f} | {sum(cs) / len(cs):.3f} "
+                         f"| {ece(cs, ys):.3f} | {noise_floor(cs):.3f} | {ll:.3f} | {br:.3f} |")
+            if s.name == (table or settings[0].name):
+                tables += [f"#### {s.name}: items reliability out of fold, {src}", "",
+                           "| confidence | lists | mean confidence | accuracy |", "|---|---|---|---|"]
+                tables += [f"| {b.lo:.1f}-{b.hi:.1f} | {b.n} | {b.mean_confidence:.3f} | {b.accuracy:.3f} |"
+                           for b in reliability(cs, ys) if b.n]
+                tables.append("")
+    return "\n".join(lines + [""] + tables)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m bench.calibrate_cv", description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", type=Path, required=True, help="a `bench.calibrate collect` folder")
@@ -294,12 +403,24 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--unseen", nargs="*", type=Path, default=None,
                     help="`collect --seed N --parts synth-*-unseen` folders: score each setting on those unseen "
                          "formats instead of cross-validating")
+    ap.add_argument("--also", nargs="*", type=Path, default=[],
+                    help="collections of other seeds whose synthetic invoices' line-item examples join the training "
+                         "(`bench.calibrate train --also`)")
+    ap.add_argument("--items", action="store_true",
+                    help="the items family out of fold over dev-tune and the synthetic invoices of --data and --also "
+                         "(items_report; settings ITEM_SETTINGS)")
     args = ap.parse_args(argv)
+    if args.items:
+        isettings = tuple(s for s in ITEM_SETTINGS if args.only is None or s.name in args.only)
+        print(items_report(args.data, tuple(args.also), settings=isettings, folds=args.folds, dev_data=args.dev_data,
+                           table=args.detail))
+        return 0
     settings = tuple(s for s in CANDIDATES if args.only is None or s.name in args.only)
     if args.unseen:
-        print(unseen_report(args.data, args.unseen, settings=settings))
+        print(unseen_report(args.data, args.unseen, settings=settings, also=tuple(args.also)))
         return 0
-    print(report(args.data, folds=args.folds, dev_data=args.dev_data, settings=settings, detail=args.detail))
+    print(report(args.data, folds=args.folds, dev_data=args.dev_data, settings=settings, detail=args.detail,
+                 also=tuple(args.also)))
     return 0
 
 

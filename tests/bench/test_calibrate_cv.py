@@ -92,3 +92,48 @@ def test_settings_scored_on_unseen_formats(tmp_path: Path) -> None:
     out = CV.unseen_report(train, [unseen], settings=(CV.Setting("a", min_count=1), CV.Setting("b", l2=1e-2)))
     rows = [ln for ln in out.splitlines() if ln.startswith("| a ") or ln.startswith("| b ")]
     assert len(rows) == 2 and "of 10" in rows[0]
+
+
+def _invoice(i: int, items_right: bool, seed_folder: Path | None = None) -> dict:
+    items = [{"description": "Web hosting", "quantity": 1.0, "unit_price": 9.5, "line_total": 9.5}]
+    got = items if items_right else [dict(items[0], line_total=None)]
+    return _doc(f"inv-{i}-0", "invoice", "passed",
+                {"invoice_number": (f"N{i}", "id", {"ok:pass": 1.0}),
+                 "line_items": (got, "items", {"item_row_numbers:pass": 1.0} if items_right
+                                else {"item_row_numbers:fail": 1.0})},
+                {"invoice_number": f"N{i}", "line_items": items})
+
+
+def test_also_adds_only_the_items_examples_of_other_collections(tmp_path: Path) -> None:
+    main, other = tmp_path / "m", tmp_path / "s1"
+    main.mkdir(), other.mkdir()
+    _write(main, "dev-receipts.dev-tune", [_receipt(i, address_right=i % 3 != 0) for i in range(45)])
+    _write(other, "synth-invoices-unseen", [_invoice(i, items_right=i % 2 == 0) for i in range(50)])
+    _write(other, "synth-invoices-train", [_invoice(100 + i, items_right=True) for i in range(4)])
+    also = C.also_examples([other])
+    assert sorted(len(v) for v in also.values()) == [4, 50]
+    assert {e.family for v in also.values() for e in v} == {"items"}        # the invoices' ids stay out
+    cal = C.train(main, tmp_path / "w.json", also=[other])
+    assert cal.families["items"].n == 54 and "id" not in cal.families
+    assert cal.meta["trained_on"][f"{other}/synth-invoices-unseen"] == 50
+    p_ok = cal.predict("items", {"bias": 1.0, "item_row_numbers:pass": 1.0})
+    assert p_ok > 0.8 > 0.2 > cal.predict("items", {"bias": 1.0, "item_row_numbers:fail": 1.0})
+    oof = CV.cross_validate(main, CV.Setting("t", min_count=1), folds=3, dev_data=tmp_path, also=(other,))
+    assert len(oof) == 45
+
+
+def test_items_report_scores_every_list_out_of_fold(tmp_path: Path) -> None:
+    main, other = tmp_path / "m", tmp_path / "s1"
+    main.mkdir(), other.mkdir()
+    _write(main, "dev-receipts.dev-tune", [_receipt(i, address_right=i % 3 != 0) for i in range(45)])
+    _write(main, "synth-invoices-train", [_invoice(i, items_right=i % 2 == 0) for i in range(30)])
+    _write(other, "synth-invoices-unseen", [_invoice(100 + i, items_right=i % 2 == 0) for i in range(30)])
+    assert {src for _, _, src, _ in CV.items_pool(main, [other], tmp_path)} == {"synth-train", "synth-unseen"}
+    s = CV.Setting("t", min_count=1)
+    out = CV.items_report(main, (other,), settings=(s, CV.Setting("n", min_count=1, items_also=False)),
+                          folds=3, dev_data=tmp_path)
+    rows = {tuple(c.strip() for c in ln.split("|")[1:3]): ln for ln in out.splitlines() if ln.startswith("| t |")
+            or ln.startswith("| n |")}
+    assert ("t", "pooled") in rows and ("n", "synth-unseen") in rows and " 60 " in rows[("t", "pooled")]
+    assert "items reliability out of fold, pooled" in out
+    assert 0.0 <= CV.noise_floor([0.5] * 20) <= 0.5 and CV.noise_floor([1.0] * 20) == 0.0

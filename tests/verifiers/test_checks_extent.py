@@ -164,3 +164,50 @@ def test_cash_rounding():
     assert Rd.cash_rounding(ctx({"total": 7.72}, schema=RECEIPT, doc=plain)) == []      # no rounding: no evidence
     assert Rd.cash_rounding(ctx({"total": 7.72}, schema=RECEIPT)) == []               # no document
     assert_conformant(Rd.cash_rounding, before)
+
+
+def test_item_row_numbers():
+    doc = page_doc()
+    s = T.item_row_numbers(ctx(GOOD, doc=doc))
+    assert by(s, "line_items", "item_row_numbers") == ["pass"], s
+    no_total = dict(GOOD, line_items=[{k: v for k, v in x.items() if k != "line_total"} for x in GOOD["line_items"]])
+    s = T.item_row_numbers(ctx(no_total, doc=doc))                 # a column printed and not read
+    assert by(s, "line_items", "item_row_numbers") == ["fail"] and "prints 3 numbers" in s[0].detail
+    paper = page_doc([(50, 312, "1 Kopierpapier 500 Blatt 20 9,90 198,00"), (50, 324, "2 Joghurt Banane 50 5,50 275,00")])
+    cut = dict(GOOD, line_items=[dict(GOOD["line_items"][0], description="Kopierpapier"), GOOD["line_items"][1]])
+    s = T.item_row_numbers(ctx(cut, doc=paper))                    # "500 Blatt" left out: one number more
+    assert by(s, "line_items", "item_row_numbers") == ["fail"] and s[0].detail.startswith("1 of 2 rows")
+    whole = dict(GOOD, line_items=[dict(GOOD["line_items"][0], description="Kopierpapier 500 Blatt"),
+                                   GOOD["line_items"][1]])
+    assert by(T.item_row_numbers(ctx(whole, doc=paper)), "line_items", "item_row_numbers") == ["pass"]
+    other = dict(GOOD, line_items=[dict(GOOD["line_items"][0], unit_price=5.5), GOOD["line_items"][1]])
+    s = T.item_row_numbers(ctx(other, doc=doc))                    # a price from another row
+    assert by(s, "line_items", "item_row_numbers") == ["fail"] and "5.5 is not printed" in s[0].detail
+    assert T.item_row_numbers(ctx(GOOD)) == []                     # no document: not judged
+
+
+def test_item_row_numbers_reads_rows_as_printed():
+    doc = page_doc([(50, 300, "Pos Article Qty Price VAT Amount"), (50, 312, "1 Web hosting 1.00 day A$90.99 10 % A$90.99"),
+                    (50, 324, "2 Web hosting"), (50, 336, "2,00 7,90 15,80-"), (50, 348, "3 Service 01.03.2018 1 5.00 5.00"),
+                    (50, 360, "4 ARNR2 Joghurt 9,9000 20 Stk 19"), (50, 372, "4012345001235 198,00"), (50, 400, "MwSt 19 %")])
+    items = [{"description": "Web hosting", "quantity": 1.0, "unit_price": 90.99, "line_total": 90.99},
+             {"description": "Web hosting", "quantity": 2.0, "unit_price": 7.9, "line_total": -15.8},
+             {"description": "Service", "quantity": 1.0, "unit_price": 5.0, "line_total": 5.0},
+             {"description": "Joghurt", "quantity": 20.0, "unit_price": 9.9, "line_total": 198.0}]
+    s = T.item_row_numbers(ctx(dict(GOOD, line_items=items), doc=doc))
+    assert by(s, "line_items", "item_row_numbers") == ["pass"], s    # rates, dates, codes, signs, the line below
+
+
+def test_item_rows_printed():
+    lines = [(50, 300, "Pos Bezeichnung Menge Preis Betrag"), (50, 312, "1 Trennblätter A4 20 9,90 198,00"),
+             (50, 324, "Lieferung 37204 vom 01.03.2018"), (50, 336, "2 Kopierpapier 500 Blatt 10 4,50 45,00"),
+             (50, 348, "3 Joghurt Banane 50 5,50 275,00"), (50, 372, "Zwischensumme 518,00")]
+    doc = page_doc(lines)
+    both = dict(GOOD, line_items=[*GOOD["line_items"], {"description": "Kopierpapier 500 Blatt", "quantity": 10.0,
+                                                        "unit_price": 4.5, "line_total": 45.0}])
+    assert by(T.item_rows_printed(ctx(both, doc=doc)), "line_items", "item_rows_printed") == ["pass"]
+    s = T.item_rows_printed(ctx(GOOD, doc=doc))                    # the middle row was skipped
+    assert by(s, "line_items", "item_rows_printed") == ["fail"] and "Kopierpapier" in s[0].detail
+    one = dict(GOOD, line_items=GOOD["line_items"][:1])
+    assert T.item_rows_printed(ctx(one, doc=doc)) == []            # one item: no span to judge
+    assert T.item_rows_printed(ctx(GOOD)) == []                    # no document: not judged

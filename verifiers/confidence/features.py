@@ -18,7 +18,8 @@ Features (all named; the calibrator's JSON lists the names it was trained on and
     checks:pass_n, checks:fail_n (log1p counts of independent checks), rules:held (log1p),
     record:errors_elsewhere (log1p of the record's other errors), record:gates_passed,
     alternatives (log1p of the distinct other readings the document offers, at most 5),
-    shape:has_digit | shape:words | shape:upper (text values), place:y | place:top |
+    shape:has_digit | shape:words | shape:upper (text values), shape:items (log1p of a list's
+    length: every item must be right for the list to be), place:y | place:top |
     place:later_page (where the value was printed)
 
 The generator's own scores are not here: they exist only when the model writes instructions, not
@@ -121,7 +122,10 @@ def field_bases(ctx: VerifyContext, gates: Mapping[str, GateResult], signals: It
 
 
 def _shape(value: Any) -> dict[str, float]:
-    """What a text value looks like: digits in a name, how many words, how much is upper case."""
+    """What a text value looks like: digits in a name, how many words, how much is upper case;
+    for a list (line items), how many entries it holds."""
+    if isinstance(value, list):
+        return {"shape:items": math.log1p(len(value))}
     if not isinstance(value, str):
         return {}
     letters = [ch for ch in value if ch.isalpha()]
