@@ -71,6 +71,15 @@ def _tables(ctx: VerifyContext) -> list[tuple[str, list[Mapping[str, Any]], dict
     return out
 
 
+def _described(ctx: VerifyContext) -> list[tuple[Any, str, list[Mapping[str, Any]], dict[str, str], str]]:
+    """(the document's DocText, field, rows, role -> column, description column) for every items
+    array with a description column; [] when no document is printed."""
+    dt = doc_text(ctx.document)
+    if not dt.lines:
+        return []
+    return [(dt, name, rows, col, col["description"]) for name, rows, col in _tables(ctx) if col.get("description")]
+
+
 def item_quantity_read(ctx: VerifyContext) -> list[Signal]:
     out = []
     for name, rows, col in _tables(ctx):
@@ -89,14 +98,8 @@ def item_quantity_read(ctx: VerifyContext) -> list[Signal]:
 
 
 def item_description_lines(ctx: VerifyContext) -> list[Signal]:
-    dt = doc_text(ctx.document)
-    if not dt.lines:
-        return []
     out = []
-    for name, rows, col in _tables(ctx):
-        d = col.get("description")
-        if not d:
-            continue
+    for dt, name, rows, _col, d in _described(ctx):
         judged, spread = 0, []
         for i, x in enumerate(rows):
             c = compact(x.get(d)) if isinstance(x.get(d), str) else ""
@@ -207,14 +210,10 @@ def _row_verdict(held: list[float], row: tuple[Numbers, Numbers]) -> str:
 
 
 def item_row_numbers(ctx: VerifyContext) -> list[Signal]:
-    dt = doc_text(ctx.document)
-    if not dt.lines:
-        return []
     out = []
-    for name, rows, col in _tables(ctx):
-        d = col.get("description")
+    for dt, name, rows, col, d in _described(ctx):
         held_cols = [col[r] for r in _NUMERIC_ROLES if col.get(r)]
-        if not d or not held_cols:
+        if not held_cols:
             continue
         descs = [compact(x.get(d)) if isinstance(x.get(d), str) else "" for x in rows]
         known = {c for c in descs if len(c) >= MIN_DESCRIPTION_CHARS}
@@ -239,20 +238,15 @@ def item_row_numbers(ctx: VerifyContext) -> list[Signal]:
 
 
 def item_rows_printed(ctx: VerifyContext) -> list[Signal]:
-    dt = doc_text(ctx.document)
-    if not dt.lines:
-        return []
     out = []
-    for name, rows, col in _tables(ctx):
-        d = col.get("description")
-        if not d:
-            continue
+    for dt, name, rows, _col, d in _described(ctx):
         descs = {compact(x.get(d)) for x in rows if isinstance(x.get(d), str)}
         descs = {c for c in descs if len(c) >= MIN_DESCRIPTION_CHARS}
         hit = [k for k, line in enumerate(dt.compact) if any(c in line for c in descs)]
         if len(hit) < 2:
             continue
-        skipped = [k for k in range(hit[0] + 1, hit[-1]) if k not in set(hit)
+        read = set(hit)
+        skipped = [k for k in range(hit[0] + 1, hit[-1]) if k not in read
                    and len(_CENTS.findall(dt.lines[k][2])) >= 2 and any(ch.isalpha() for ch in dt.lines[k][2])]
         if skipped:
             out.append(Signal(name, "item_rows_printed", "fail", f"{len(skipped)} printed rows between the items "
