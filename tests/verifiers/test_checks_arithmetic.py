@@ -25,6 +25,65 @@ def test_items_sum():
     assert by(A.items_sum(ctx(rec)), "line_items", "items_sum") == ["fail"]
 
 
+ITEM_ROWS = [(50, 300, "Pos Bezeichnung Menge Preis Betrag"), (50, 312, "1 Trennblätter A4 20 9,90 198,00"),
+             (50, 324, "2 Joghurt Banane 50 5,50 275,00")]
+
+
+def test_items_sum_with_printed_allowances_and_charges():
+    # items 473.00, a document-level allowance and a charge printed after the rows: net 468.27
+    doc = page_doc([*ITEM_ROWS, (50, 348, "Positionssumme 473,00"), (50, 360, "Rechnungsrabatt 2 % -9,46"),
+                    (50, 372, "Versandkosten 4,73"), (50, 384, "Nettobetrag 468,27")])
+    rec = dict(GOOD, net_total=468.27, tax_total=88.97, gross_total=557.24)
+    s = A.items_sum(ctx(rec, doc=doc))
+    assert by(s, "line_items", "items_sum") == ["pass"] and "-9.46, +4.73" in s[0].detail, s
+    assert by(s, "net_total", "items_sum") == ["pass"]
+    # an unsigned allowance is a reduction ("Abschlag 9,46")
+    doc = page_doc([*ITEM_ROWS, (50, 360, "Abschlag 9,46"), (50, 372, "Versandkosten 4,73")])
+    assert by(A.items_sum(ctx(rec, doc=doc)), "line_items", "items_sum") == ["pass"]
+    # no allowance printed: the gap is not explained
+    doc = page_doc([*ITEM_ROWS, (50, 372, "Nettobetrag 468,27")])
+    assert by(A.items_sum(ctx(rec, doc=doc)), "line_items", "items_sum") == ["fail"]
+    assert by(A.items_sum(ctx(rec)), "line_items", "items_sum") == ["fail"]          # no document: no allowances
+    # a discount printed inside the item rows belongs to its row, not to the document
+    doc = page_doc([ITEM_ROWS[0], ITEM_ROWS[1], (50, 318, "abzgl. Rabatt -9,46"), (50, 320, "Versandkosten 4,73"),
+                    ITEM_ROWS[2], (50, 372, "Nettobetrag 468,27")])
+    assert by(A.items_sum(ctx(rec, doc=doc)), "line_items", "items_sum") == ["fail"]
+    # a tax line is no charge
+    doc = page_doc([*ITEM_ROWS, (50, 360, "Rabatt -9,46"), (50, 372, "zzgl. MwSt. Versand 4,73")])
+    assert by(A.items_sum(ctx(rec, doc=doc)), "line_items", "items_sum") == ["fail"]
+
+
+def test_items_sum_credit_note():
+    neg = [dict(x, quantity=-x["quantity"], line_total=-x["line_total"]) for x in GOOD["line_items"]]
+    rec = dict(GOOD, line_items=neg, net_total=-468.27, tax_total=-88.97, gross_total=-557.24)
+    # a credit note's allowance is printed unsigned and reduces the credit: -473.00 + 4.73 = -468.27
+    doc = page_doc([(50, 312, "1 Trennblätter A4 -20 9,90 -198,00"), (50, 324, "2 Joghurt Banane -50 5,50 -275,00"),
+                    (50, 360, "Gesamtbetrag der Abschläge 4,73"), (50, 372, "Nettobetrag -468,27")])
+    s = A.items_sum(ctx(rec, doc=doc))
+    assert by(s, "line_items", "items_sum") == ["pass"] and "+4.73" in s[0].detail, s
+    # positive lines on a credit note whose totals are negative: the sizes agree
+    pos = dict(GOOD, net_total=-473.0, tax_total=-89.87, gross_total=-562.87)
+    s = A.items_sum(ctx(pos))
+    assert by(s, "line_items", "items_sum") == ["pass"] and "credit note" in s[0].detail
+    assert by(A.items_sum(ctx(dict(pos, net_total=-470.0, gross_total=-559.3))), "line_items", "items_sum") == ["fail"]
+
+
+def test_items_sum_rounding_per_line():
+    # gross line totals, each rounded to the cent: 40 lines may differ from the gross by up to 20 cents
+    rows = [{"description": f"Artikel {i}", "quantity": 1.0, "unit_price": 1.19, "line_total": 1.19} for i in range(40)]
+    rec = {"net_total": 40.0, "tax_total": 7.35, "gross_total": 47.35, "line_items": rows}       # 40 × 1.19 = 47.60
+    assert by(A.items_sum(ctx(rec)), "line_items", "items_sum") == ["fail"]                    # 25 cents: over half a cent a line
+    rec = dict(rec, tax_total=7.45, gross_total=47.45)                                        # 15 cents: rounding
+    assert by(A.items_sum(ctx(rec)), "line_items", "items_sum") == ["pass"]
+    two = dict(rec, line_items=rows[:2], net_total=2.0, tax_total=0.23, gross_total=2.23)      # 2 × 1.19 = 2.38
+    assert by(A.items_sum(ctx(two)), "line_items", "items_sum") == ["fail"]
+
+
+def test_items_sum_conformant():
+    doc = page_doc([*ITEM_ROWS, (50, 360, "Rabatt -9,46"), (50, 372, "Versandkosten 4,73")])
+    assert_conformant(A.items_sum, ctx(dict(GOOD, net_total=468.27, tax_total=88.97, gross_total=557.24), doc=doc))
+
+
 def test_line_arithmetic():
     assert by(A.line_arithmetic(ctx(GOOD)), "line_items", "line_arithmetic") == ["pass"]
     rec = copy.deepcopy(GOOD)

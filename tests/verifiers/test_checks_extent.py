@@ -211,3 +211,27 @@ def test_item_rows_printed():
     one = dict(GOOD, line_items=GOOD["line_items"][:1])
     assert T.item_rows_printed(ctx(one, doc=doc)) == []            # one item: no span to judge
     assert T.item_rows_printed(ctx(GOOD)) == []                    # no document: not judged
+
+
+def test_item_sum_printed():
+    rows = [(50, 300, "Pos Bezeichnung Menge Preis Betrag"), (50, 312, "1 Trennblätter A4 20 9,90 198,00"),
+            (50, 324, "2 Joghurt Banane 50 5,50 275,00")]
+    doc = page_doc([*rows, (50, 348, "Positionssumme 473,00"), (50, 360, "Rabatt -9,46"),
+                    (50, 372, "Nettobetrag 463,54")])
+    s = T.item_sum_printed(ctx(GOOD, doc=doc))
+    assert by(s, "line_items", "item_sum_printed") == ["pass"] and "Positionssumme" in s[0].detail, s
+    # a total line whose values stand on the line below (a header row over its values), sum ungrouped
+    big = dict(GOOD, line_items=[dict(GOOD["line_items"][0], quantity=2000.0, line_total=19800.0),
+                                 GOOD["line_items"][1]])
+    table = page_doc([(50, 300, "1 Trennblätter A4 2000 9,90 19800,00"), (50, 312, "2 Joghurt Banane 50 5,50 275,00"),
+                      (50, 348, "Warenwert   Steuer   Endbetrag"), (50, 360, "20075,00   3814,25   23889,25")])
+    assert by(T.item_sum_printed(ctx(big, doc=table)), "line_items", "item_sum_printed") == ["pass"]
+    # a line total misread: the printed subtotal is not the items' sum
+    wrong = dict(GOOD, line_items=[dict(GOOD["line_items"][0], line_total=200.0), GOOD["line_items"][1]])
+    s = T.item_sum_printed(ctx(wrong, doc=doc))
+    assert by(s, "line_items", "item_sum_printed") == ["fail"] and "475" in s[0].detail, s
+    # an item's own row printing the sum is no total line; no total line at all: no signal
+    plain = page_doc([*rows, (50, 348, "Zahlbar bis 04.04.2018")])
+    assert T.item_sum_printed(ctx(GOOD, doc=plain)) == []
+    assert T.item_sum_printed(ctx(GOOD)) == []                     # no document: not judged
+    assert_conformant(T.item_sum_printed, ctx(GOOD, doc=doc))

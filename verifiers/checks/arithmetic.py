@@ -3,7 +3,14 @@
     totals_add_up     net + tax = gross (all three judged together: which one is wrong, the
                       calibrator weighs with the other signals)
     items_sum         the items' line totals add up to the net or the gross total (within the
-                      `amount` tolerance: tighter than the completeness gate's 10 %)
+                      `amount` tolerance, tighter than the completeness gate's 10 %, or half a
+                      cent per line: each line rounded to the cent); on a credit note whose
+                      totals carry the other sign, their sizes; or to the net with at most three
+                      document-level allowances and charges printed after the item rows (a line
+                      whose words mean a discount / Rabatt / Abschlag / remise or a surcharge /
+                      Zuschlag / shipping / Versand, not tax; unsigned allowances reduce, a
+                      printed sign is kept); a discount printed among the rows is its row's,
+                      not the document's
     line_arithmetic   quantity × unit price = line total on every item that prints all three
     tax_rate          tax = rate × net for a rate printed on the document ("19 %"); with several
                       rates printed, a tax that no single rate and no mix of them can give fails
@@ -24,11 +31,12 @@ settings (`amount`).
 from __future__ import annotations
 
 import re
+from itertools import combinations
 from typing import Any, Mapping
 
 from docassay.verifiers.checks.fields import roles_of
 from docassay.verifiers.checks.labels import nearest_meanings
-from docassay.verifiers.checks.page import doc_lines, doc_text, number_readings
+from docassay.verifiers.checks.page import compact, doc_lines, doc_text, lines_printing_amount, number_readings
 from docassay.verifiers.checks.signal import Signal
 from docassay.verifiers.checks.values import num
 from docassay.verifiers.checks.vocabulary import meanings_in
@@ -80,10 +88,86 @@ def _items(ctx: VerifyContext) -> list[tuple[str, list[Mapping[str, Any]], Mappi
     return out
 
 
+# words that mean a document-level allowance or charge (the vocabulary's discount words are
+# allowances too): printed after the item rows, they take the items' sum to the net total
+_ALLOWANCE_STEMS = ("abschlag", "abschlage", "rabatt", "nachlass", "allowance", "rebate", "rabais", "remise",
+                    "korting", "descuento", "discount", "reduction", "minderung")
+_CHARGE_STEMS = ("zuschlag", "zuschlage", "aufschlag", "surcharge", "charge", "versand", "fracht", "transport",
+                 "shipping", "freight", "porto", "packaging", "frais", "toeslag", "verzend", "recargo",
+                 "envio", "handling")
+_MAX_ADJUSTMENTS = 3            # an items' sum reaches the net with at most this many printed adjustments
+_LINE_ROUNDING = 0.005          # each line total rounded to the cent: half a cent per line at most
+
+
+def _item_row_span(dt: Any, rows: list[Mapping[str, Any]], d: str | None, vals: list[float]) -> tuple[int, int] | None:
+    """(first, last) index of the printed lines holding an item's description, else of those
+    printing an item's (non-zero) line total; None when none does."""
+    descs = {compact(x.get(d)) for x in rows if isinstance(x.get(d), str)} if d else set()
+    descs = {c for c in descs if len(c) >= 3}
+    hit = [k for k, line in enumerate(dt.compact) if any(c in line for c in descs)]
+    if not hit:
+        hit = sorted({k for v in vals if v for k in lines_printing_amount(dt, v)})
+    return (hit[0], hit[-1]) if hit else None
+
+
+def _adjustments(dt: Any, after: int, sign: float) -> list[float]:
+    """Signed amounts of the lines after the item rows whose words mean an allowance or a charge
+    (not tax): a printed sign is kept; an unsigned allowance goes against the document's direction
+    `sign` (+1, or -1 on a credit note), an unsigned charge with it. A line's amount is its last
+    amount with cents."""
+    out = []
+    for k in range(after + 1, len(dt.lines)):
+        c = dt.compact[k]
+        allowance = any(w in c for w in _ALLOWANCE_STEMS)
+        if allowance == any(w in c for w in _CHARGE_STEMS) or any(m[0] == "tax_total" for m in meanings_in(dt.lines[k][2])):
+            continue
+        toks = [t.strip("€$£") for t in dt.lines[k][2].split()]
+        toks = [t for t in toks if _CENTS_TOKEN.fullmatch(t)]
+        r = number_readings(toks[-1]) if toks else set()
+        if len(r) != 1:
+            continue
+        v = next(iter(r))
+        printed = toks[-1].startswith(("-", "−")) or toks[-1].endswith("-")
+        out.append(v if printed else sign * (-abs(v) if allowance else abs(v)))
+    return out[:12]
+
+
+_CENTS_TOKEN = re.compile(r"[-−]?\d{1,3}(?:[.,']?\d{3})*[.,]\d{2}-?")
+
+
+def _sum_reading(ctx: VerifyContext, total: float, n: int, totals: list[tuple[str, float]],
+                 net: tuple[str, float] | None, span: tuple[int, int] | None) -> tuple[str, float, str] | None:
+    """(field, value, how) of the total the items' sum reaches, else None: directly (within the
+    amount tolerance and half a cent per line); as a credit note whose totals carry the other
+    sign; or with the document-level allowances and charges printed after the item rows."""
+    tol = ctx.cfg.tolerances["amount"]
+    slack = _LINE_ROUNDING * n + 1e-9
+
+    def near(v: float, s: float) -> bool:
+        return matches(tol, v, s) or abs(v - s) <= slack
+
+    for f, v in totals:
+        if near(v, total):
+            return f, v, "add up to"
+    for f, v in totals:
+        if v and total and (v < 0) != (total < 0) and near(abs(v), abs(total)):
+            return f, v, "add up (sign apart: a credit note) to"
+    if span is None or net is None:
+        return None
+    sign = -1.0 if total < 0 else 1.0
+    adj = _adjustments(doc_text(ctx.document), span[1], sign)
+    for k in range(1, min(_MAX_ADJUSTMENTS, len(adj)) + 1):
+        for combo in combinations(adj, k):
+            if near(net[1], total + sum(combo)):      # allowances and charges are net amounts
+                shown = ", ".join(f"{c:+g}" for c in combo)
+                return net[0], net[1], f"with the printed allowances/charges {shown} add up to"
+    return None
+
+
 def items_sum(ctx: VerifyContext) -> list[Signal]:
     a = _amounts(ctx)
     out = []
-    tol = ctx.cfg.tolerances["amount"]
+    dt = doc_text(ctx.document)
     for name, rows, col in _items(ctx):
         lt = col.get("line_total")
         vals = [num(x.get(lt)) for x in rows] if lt else []
@@ -93,9 +177,10 @@ def items_sum(ctx: VerifyContext) -> list[Signal]:
         totals = [(a[r][0], a[r][1]) for r in ("net_total", "gross_total") if r in a]
         if not totals:
             continue
-        hit = next(((f, v) for f, v in totals if matches(tol, v, total)), None)
+        span = _item_row_span(dt, rows, col.get("description"), [v for v in vals if v is not None]) if dt.lines else None
+        hit = _sum_reading(ctx, total, len(rows), totals, a.get("net_total"), span)
         if hit:
-            out.append(Signal(name, "items_sum", "pass", f"the {len(rows)} line totals add up to {hit[0]} {hit[1]}"))
+            out.append(Signal(name, "items_sum", "pass", f"the {len(rows)} line totals {hit[2]} {hit[0]} {hit[1]}"))
             out.append(Signal(hit[0], "items_sum", "pass", f"equals the sum of the {len(rows)} {name} ({total})"))
         else:
             out.append(Signal(name, "items_sum", "fail",

@@ -27,6 +27,13 @@
                             that prints two or more amounts with cents (a table row) holds one
                             of the items' descriptions: pass; such a line no item was read from
                             (a row skipped): fail
+    item_sum_printed        the sum of the items' line totals is printed on a line below the
+                            first item row (not an item's) whose words mean a net total or a total
+                            (Positionssumme, Subtotal, Total, Netto), or on the line below such a
+                            line when it prints no amount (a header row over its values): pass;
+                            such lines print amounts, none of them the items' sum (a line total
+                            misread, a row missed or read twice): fail; no such line: no signal. Read from the page, not from the
+                            record's totals: evidence independent of the header's reading
 
 Columns by role (verifiers.checks.fields: description, quantity, unit_price, line_total); the
 printed lines from the parsed document (page.doc_text). Language-general: numbers, percentages
@@ -38,16 +45,17 @@ import re
 from typing import Any, Mapping
 
 from docassay.verifiers.checks.fields import roles_of
-from docassay.verifiers.checks.page import compact, doc_text, number_readings
+from docassay.verifiers.checks.page import compact, doc_text, lines_printing_amount, number_readings
 from docassay.verifiers.checks.signal import Signal
 from docassay.verifiers.checks.values import num
+from docassay.verifiers.checks.vocabulary import meanings_in
 from docassay.verifiers.context import VerifyContext
 from docassay.verifiers.settings import Tolerance
 from docassay.verifiers.tolerance import matches
 
 __all__ = ["item_quantity_read", "item_description_lines", "item_description_clean", "item_row_numbers",
            "item_rows_printed",
-           "QUANTITY_ONE_TOLERANCE", "ROW_NUMBER_TOLERANCE", "MIN_DESCRIPTION_CHARS", "CHECKS"]
+           "item_sum_printed", "QUANTITY_ONE_TOLERANCE", "ROW_NUMBER_TOLERANCE", "MIN_DESCRIPTION_CHARS", "CHECKS"]
 
 QUANTITY_ONE_TOLERANCE = Tolerance("number", abs=0.02, rel=0.005)   # line total = unit price: quantity 1
 ROW_NUMBER_TOLERANCE = Tolerance("number", abs=0.005, rel=0.0)     # a held value printed on its row
@@ -71,6 +79,15 @@ def _tables(ctx: VerifyContext) -> list[tuple[str, list[Mapping[str, Any]], dict
     return out
 
 
+def _described(ctx: VerifyContext) -> list[tuple[Any, str, list[Mapping[str, Any]], dict[str, str], str]]:
+    """(the document's DocText, field, rows, role -> column, description column) for every items
+    array with a description column; [] when no document is printed."""
+    dt = doc_text(ctx.document)
+    if not dt.lines:
+        return []
+    return [(dt, name, rows, col, col["description"]) for name, rows, col in _tables(ctx) if col.get("description")]
+
+
 def item_quantity_read(ctx: VerifyContext) -> list[Signal]:
     out = []
     for name, rows, col in _tables(ctx):
@@ -89,14 +106,8 @@ def item_quantity_read(ctx: VerifyContext) -> list[Signal]:
 
 
 def item_description_lines(ctx: VerifyContext) -> list[Signal]:
-    dt = doc_text(ctx.document)
-    if not dt.lines:
-        return []
     out = []
-    for name, rows, col in _tables(ctx):
-        d = col.get("description")
-        if not d:
-            continue
+    for dt, name, rows, _col, d in _described(ctx):
         judged, spread = 0, []
         for i, x in enumerate(rows):
             c = compact(x.get(d)) if isinstance(x.get(d), str) else ""
@@ -207,14 +218,10 @@ def _row_verdict(held: list[float], row: tuple[Numbers, Numbers]) -> str:
 
 
 def item_row_numbers(ctx: VerifyContext) -> list[Signal]:
-    dt = doc_text(ctx.document)
-    if not dt.lines:
-        return []
     out = []
-    for name, rows, col in _tables(ctx):
-        d = col.get("description")
+    for dt, name, rows, col, d in _described(ctx):
         held_cols = [col[r] for r in _NUMERIC_ROLES if col.get(r)]
-        if not d or not held_cols:
+        if not held_cols:
             continue
         descs = [compact(x.get(d)) if isinstance(x.get(d), str) else "" for x in rows]
         known = {c for c in descs if len(c) >= MIN_DESCRIPTION_CHARS}
@@ -239,20 +246,15 @@ def item_row_numbers(ctx: VerifyContext) -> list[Signal]:
 
 
 def item_rows_printed(ctx: VerifyContext) -> list[Signal]:
-    dt = doc_text(ctx.document)
-    if not dt.lines:
-        return []
     out = []
-    for name, rows, col in _tables(ctx):
-        d = col.get("description")
-        if not d:
-            continue
+    for dt, name, rows, _col, d in _described(ctx):
         descs = {compact(x.get(d)) for x in rows if isinstance(x.get(d), str)}
         descs = {c for c in descs if len(c) >= MIN_DESCRIPTION_CHARS}
         hit = [k for k, line in enumerate(dt.compact) if any(c in line for c in descs)]
         if len(hit) < 2:
             continue
-        skipped = [k for k in range(hit[0] + 1, hit[-1]) if k not in set(hit)
+        read = set(hit)
+        skipped = [k for k in range(hit[0] + 1, hit[-1]) if k not in read
                    and len(_CENTS.findall(dt.lines[k][2])) >= 2 and any(ch.isalpha() for ch in dt.lines[k][2])]
         if skipped:
             out.append(Signal(name, "item_rows_printed", "fail", f"{len(skipped)} printed rows between the items "
@@ -263,6 +265,46 @@ def item_rows_printed(ctx: VerifyContext) -> list[Signal]:
     return out
 
 
+_TOTAL_MEANINGS = frozenset({"net_total", "gross_total"})
+_AMOUNT = re.compile(r"(?<![\d.,])\d+(?:[.,']\d{3})*[.,]\d{2}(?![\d.,%])")   # with cents, grouped or not
+
+
+def item_sum_printed(ctx: VerifyContext) -> list[Signal]:
+    out = []
+    for dt, name, rows, col, d in _described(ctx):
+        t = col.get("line_total")
+        vals = [num(x.get(t)) for x in rows] if t else []
+        if not vals or any(v is None for v in vals):
+            continue
+        descs = {compact(x.get(d)) for x in rows if isinstance(x.get(d), str)}
+        descs = {c for c in descs if len(c) >= MIN_DESCRIPTION_CHARS}
+        hit = [k for k, line in enumerate(dt.compact) if any(c in line for c in descs)]
+        if not hit:
+            continue
+        total = round(sum(v for v in vals if v is not None), 2)
+        read = set(hit)
+        labelled = []                   # total lines printing amounts; a header row's values: the line below
+        for k in range(hit[0] + 1, len(dt.lines)):
+            if k in read or not _TOTAL_MEANINGS & {m[0] for m in meanings_in(dt.lines[k][2])}:
+                continue
+            at = k if _AMOUNT.search(dt.lines[k][2]) else k + 1
+            if at < len(dt.lines) and at not in read and _AMOUNT.search(dt.lines[at][2]):
+                labelled.append(at)
+        if not labelled:
+            continue
+        printing = set(lines_printing_amount(dt, total)) & set(labelled) if total else set()
+        if printing:
+            k = min(printing)
+            out.append(Signal(name, "item_sum_printed", "pass", f"the {len(rows)} line totals' sum {total} is "
+                              f"printed as {dt.lines[k][2].strip()[:50]!r}"))
+        else:
+            out.append(Signal(name, "item_sum_printed", "fail", f"the {len(rows)} line totals' sum {total} is printed "
+                              f"on none of the {len(labelled)} total lines below the first item, e.g. "
+                              f"{dt.lines[labelled[0]][2].strip()[:50]!r}"))
+    return out
+
+
 CHECKS = (("item_quantity_read", item_quantity_read), ("item_description_lines", item_description_lines),
           ("item_description_clean", item_description_clean), ("item_row_numbers", item_row_numbers),
-          ("item_rows_printed", item_rows_printed))
+          ("item_rows_printed", item_rows_printed),
+          ("item_sum_printed", item_sum_printed))
