@@ -254,6 +254,17 @@ def name_label_prefix(ctx: VerifyContext) -> list[Signal]:
 OTHER_DOCUMENT = ("order", "other_number", "document_meta", "delivery_date")
 _OTHER_ROLES = {"document_number": ("order", "other_number", "document_meta"),
                 "issue_date": OTHER_DOCUMENT, "due_date": OTHER_DOCUMENT}
+# The `other_number` cues that name a document with a date of its own (a date beside a cashier's or
+# a terminal's number is still the receipt's).
+_DOCUMENT_PHRASES = frozenset(fold(p) for p in (
+    "delivery note", "lieferschein", "lieferscheinnummer", "contract", "vertrag", "vertragsnummer", "mandat",
+    "mandatsreferenz", "ref facture", "reference facture", "facture d origine", "facture initiale",
+    "original invoice", "invoice reference", "referenced invoice", "related invoice", "bezugsrechnung",
+    "ursprungsrechnung", "originalrechnung", "zu rechnung", "bezug rechnung", "oorspronkelijke factuur",
+    "factura original", "factura rectificada", "ref factura", "ref invoice", "ref rechnung", "ref factuur",
+    "ref fattura", "rif fattura", "factura de referencia", "fattura di riferimento", "fattura originale",
+    "originele factuur", "avoir sur facture", "bon de livraison", "albaran", "pakbon", "leverbon",
+    "documento di trasporto", "contrat", "contrato", "contratto"))
 # Words that turn a document word into a reference to another document when they stand before it
 # ("Ref. factura", "zu Rechnung", "avoir sur facture", "original invoice", "bij factuur").
 REFERENCE_WORDS = frozenset({
@@ -279,7 +290,7 @@ def governing_label(left: str) -> str:
     while i > 0 and not _VALUE_WORD.search(words[i - 1]):
         i -= 1
     seg = words[i:]
-    if i > 0 and (not seg or all(fold(w) in CONNECTIVES or not fold(w) for w in seg)):
+    if i > 0 and seg and all(fold(w) in CONNECTIVES or not fold(w) for w in seg):
         j = i - 1
         while j > 0 and _VALUE_WORD.search(words[j - 1]):
             j -= 1
@@ -293,7 +304,8 @@ def governing_label(left: str) -> str:
 def names_other_document(text: str, role: str) -> str | None:
     """Why `text` (a label) names another document than the record for a field of `role`, or None."""
     found = meanings_in(text)
-    other = [(m, ph) for m, ph, _, _ in found if m in _OTHER_ROLES.get(role, ())]
+    other = [(m, ph) for m, ph, _, _ in found if m in _OTHER_ROLES.get(role, ())
+             and (m != "other_number" or role == "document_number" or ph in _DOCUMENT_PHRASES)]
     if other:
         return f"{other[-1][1]!r} ({other[-1][0]})"
     words = fold(text).split()
