@@ -133,7 +133,8 @@ def test_other_document_names_a_referenced_invoice_order_or_version():
 
 
 def test_other_document_from_the_anchor_label_and_the_column_heading():
-    doc = page_doc([(50, 40, "RG7226"), (50, 60, "Bestelldatum"), (50, 72, "03.10.2019")])
+    doc = page_doc([(50, 20, "FACTURA RECTIFICATIVA RG4890"), (50, 40, "RG7226"), (50, 60, "Bestelldatum"),
+                    (50, 72, "03.10.2019")])
     c = ctx(dict(GOOD, invoice_number="RG7226", issue_date="2019-10-03"), doc=doc,
             evidence={"invoice_number": at(doc, "invoice_number", "RG7226", label="Ref. factura"),
                       "issue_date": at(doc, "issue_date", "03.10.2019", how="position")})
@@ -153,3 +154,14 @@ def test_governing_label():
 @pytest.mark.parametrize("case", [ctx(m) for m in __import__("tests.verifiers.checkkit", fromlist=["MALFORMED"]).MALFORMED])
 def test_other_document_conformance(case):
     assert_conformant(L.other_document, case)
+
+
+def test_other_document_a_referenced_invoice_only_on_a_credit_note():
+    doc = page_doc([(50, 20, "FACTURE"), (50, 40, "Réf. facture: FAC/2021/7038256")])
+    own = ctx(dict(GOOD, invoice_number="FAC/2021/7038256"), doc=doc,
+              evidence={"invoice_number": at(doc, "invoice_number", "FAC/2021/7038256")})
+    assert by(L.other_document(own), "invoice_number", "other_document") == []
+    credit = ctx(dict(GOOD, invoice_number="FAC/2021/7038256", gross_total=-562.87), doc=doc,
+                 evidence={"invoice_number": at(doc, "invoice_number", "FAC/2021/7038256")})
+    assert by(L.other_document(credit), "invoice_number", "other_document") == ["fail"]
+    assert L.credit_note(credit) and not L.credit_note(own)

@@ -30,10 +30,12 @@
                     previous value, over a connective such as "vom", "du", "del", "dated" and the
                     number it dates: "Ursprungsrechnung R-51740 vom 29.09.2018"; else the label
                     the value was found by; else the column heading right above it) naming
-                    another document or role fails: a referenced or original invoice ("Ref.
-                    factura", "zu Rechnung", "avoir sur facture", "Originalrechnung"), an order,
-                    delivery note, contract, customer number, a version header. Only fails (no
-                    other document named is no evidence of the right one)
+                    another document or role fails: on a credit note or correction (it calls
+                    itself one, or its gross total is negative) a referenced or original invoice
+                    ("Ref. factura", "zu Rechnung", "avoir sur facture", "Originalrechnung"; on
+                    an invoice "Réf. facture" is its own number); on any document an order,
+                    delivery note, contract, customer number (numbers), a version header. Only
+                    fails (no other document named is no evidence of the right one)
 
 Fields by role (verifiers.checks.fields); a field whose role has no label meaning is not judged.
 """
@@ -261,10 +263,35 @@ _DOCUMENT_PHRASES = frozenset(fold(p) for p in (
     "mandatsreferenz", "ref facture", "reference facture", "facture d origine", "facture initiale",
     "original invoice", "invoice reference", "referenced invoice", "related invoice", "bezugsrechnung",
     "ursprungsrechnung", "originalrechnung", "zu rechnung", "bezug rechnung", "oorspronkelijke factuur",
-    "factura original", "factura rectificada", "ref factura", "ref invoice", "ref rechnung", "ref factuur",
-    "ref fattura", "rif fattura", "factura de referencia", "fattura di riferimento", "fattura originale",
-    "originele factuur", "avoir sur facture", "bon de livraison", "albaran", "pakbon", "leverbon",
-    "documento di trasporto", "contrat", "contrato", "contratto"))
+    "factura original", "factura rectificada", "fattura originale", "originele factuur", "avoir sur facture",
+    "bon de livraison", "albaran", "pakbon", "leverbon", "documento di trasporto", "contrat", "contrato",
+    "contratto"))
+# The `other_number` cues that name an invoice this one refers to: another document on a credit note
+# or a correction, but the invoice's own reference on an invoice ("Réf. facture: FAC/2021/7038256").
+_INVOICE_REFERENCES = frozenset(fold(p) for p in (
+    "ref facture", "reference facture", "facture d origine", "facture initiale", "original invoice",
+    "invoice reference", "referenced invoice", "related invoice", "bezugsrechnung", "ursprungsrechnung",
+    "originalrechnung", "zu rechnung", "bezug rechnung", "oorspronkelijke factuur", "factura original",
+    "factura rectificada", "fattura originale", "originele factuur", "avoir sur facture"))
+# What a credit note or a correction calls itself (folded), in the data's languages.
+CREDIT_NOTE_WORDS = tuple(fold(p) for p in (
+    "credit note", "credit memo", "creditnote", "gutschrift", "rechnungskorrektur", "stornorechnung", "storno",
+    "avoir", "facture d avoir", "facture rectificative", "factura rectificativa", "nota de credito", "abono",
+    "creditnota", "creditfactuur", "credit factuur", "nota di credito", "nota credito", "fattura di storno"))
+
+
+def credit_note(ctx: VerifyContext) -> bool:
+    """The document is a credit note or a correction: it calls itself one, or its gross total is negative."""
+    g = None
+    for f in roles_of(ctx.schema).fields("gross_total"):
+        g = num(ctx.record.get(f))
+    if g is not None and g < 0:
+        return True
+    for _, _, text in doc_lines(ctx.document):
+        t = f" {fold(text)} "
+        if any(f" {w} " in t for w in CREDIT_NOTE_WORDS):
+            return True
+    return False
 # Words that turn a document word into a reference to another document when they stand before it
 # ("Ref. factura", "zu Rechnung", "avoir sur facture", "original invoice", "bij factuur").
 REFERENCE_WORDS = frozenset({
@@ -301,13 +328,17 @@ def governing_label(left: str) -> str:
     return " ".join(seg)
 
 
-def names_other_document(text: str, role: str) -> str | None:
-    """Why `text` (a label) names another document than the record for a field of `role`, or None."""
+def names_other_document(text: str, role: str, credit: bool = False) -> str | None:
+    """Why `text` (a label) names another document than the record for a field of `role`, or None.
+    `credit`: the record is a credit note or a correction, so a referenced invoice is another one."""
     found = meanings_in(text)
     other = [(m, ph) for m, ph, _, _ in found if m in _OTHER_ROLES.get(role, ())
-             and (m != "other_number" or role == "document_number" or ph in _DOCUMENT_PHRASES)]
+             and (m != "other_number" or (ph in _INVOICE_REFERENCES and credit)
+                  or (ph not in _INVOICE_REFERENCES and (role == "document_number" or ph in _DOCUMENT_PHRASES)))]
     if other:
         return f"{other[-1][1]!r} ({other[-1][0]})"
+    if not credit:
+        return None
     words = fold(text).split()
     for m, ph, a, _ in found:
         if m == "document_number" and any(w in REFERENCE_WORDS for w in words[max(0, a - 2):a]):
@@ -338,6 +369,7 @@ def other_document(ctx: VerifyContext) -> list[Signal]:
         ev = (ctx.evidence or {}).get(f)
         p = place(ctx, f)
         sources = []
+        credit = credit_note(ctx)
         if p is not None and p.left.strip():
             sources.append(("its label", governing_label(p.left)))
         elif isinstance(ev, FieldEvidence) and ev.label:
@@ -345,7 +377,7 @@ def other_document(ctx: VerifyContext) -> list[Signal]:
         if p is not None and not p.left.strip():
             sources.append(("the heading above it", _heading_cell_above(p)))
         for where, text in sources:
-            why = names_other_document(text, role) if text else None
+            why = names_other_document(text, role, credit) if text else None
             if why:
                 out.append(Signal(f, "other_document", "fail", f"{where} {text[:60]!r} names another document: {why}"))
                 break

@@ -148,9 +148,7 @@ MEANINGS: dict[str, tuple[str, ...]] = {
                      "original invoice", "invoice reference", "referenced invoice", "related invoice",
                      "bezugsrechnung", "ursprungsrechnung", "originalrechnung", "zu rechnung",
                      "bezug rechnung", "oorspronkelijke factuur", "factura original", "factura rectificada",
-                     "ref factura", "ref invoice", "ref rechnung", "ref factuur", "ref fattura", "rif fattura",
-                     "factura de referencia", "fattura di riferimento", "fattura originale", "originele factuur",
-                     "avoir sur facture",
+                     "fattura originale", "originele factuur", "avoir sur facture",
                      # delivery notes and contracts, which carry numbers and dates of their own
                      "bon de livraison", "albaran", "pakbon", "leverbon", "documento di trasporto",
                      "contrat", "contrato", "contratto"),
