@@ -44,7 +44,7 @@ from __future__ import annotations
 import re
 
 from docassay.verifiers.checks.fields import PARTY_OF, roles_of
-from docassay.verifiers.checks.page import BLOCK_MEANINGS, doc_lines, number_readings, place
+from docassay.verifiers.checks.page import BLOCK_MEANINGS, Place, doc_lines, number_readings, place
 from docassay.verifiers.checks.roles import also_under
 from docassay.verifiers.checks.signal import Signal
 from docassay.verifiers.checks.values import num
@@ -346,7 +346,7 @@ def names_other_document(text: str, role: str, credit: bool = False) -> str | No
     return None
 
 
-def _heading_cell_above(p) -> str:
+def _heading_cell_above(p: Place) -> str:
     """The words of the line right above the value that stand over it (a column heading)."""
     if p.line <= 0:
         return ""
