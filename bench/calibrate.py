@@ -48,6 +48,8 @@ from docassay.verifiers.confidence.calibrator import DEFAULT_WEIGHTS
 from docassay.verifiers.confidence.decision import (
     DEFAULT_MIN_CONFIDENCE,
     DEFAULT_MISSING_PRINTED,
+    DOUBT_CAP,
+    DOUBT_CHECKS,
     INCOMPLETE_CHECKS,
 )
 
@@ -189,6 +191,8 @@ def confidences(cal: Calibrator, d: DocFields, strip=None) -> dict[str, float | 
             out[name] = 1.0
         else:
             out[name] = cal.predict(f.get("family", "text"), strip(feats) if strip else feats)
+            if any(feats.get(f"{c}:fail") for c in DOUBT_CHECKS):     # the decision's veto (DOUBT_CHECKS)
+                out[name] = min(out[name], DOUBT_CAP)
     return out
 
 

@@ -103,3 +103,65 @@ def test_value_not_label():
 def test_conformance(name, check):
     doc = page_doc()
     assert_conformant(check, ctx(GOOD, doc=doc, evidence={"due_date": at(doc, "due_date", "04.04.2018")}))
+
+
+def test_other_document_names_a_referenced_invoice_order_or_version():
+    doc = page_doc([(50, 40, "Gutschrift Nr. G-100 vom 11.12.2018"),
+                    (50, 60, "Ursprungsrechnung R-51740 vom 29.09.2018"),
+                    (50, 80, "Ref. factura RG7226 del 24/08/2019"),
+                    (50, 100, "Auftrag 88655 vom 30.11.2018"),
+                    (50, 120, "Version 2.1 vom 24.03.2020"),
+                    (50, 140, "avoir sur facture FA-77")])
+    own = ctx(dict(GOOD, invoice_number="G-100", issue_date="2018-12-11"), doc=doc,
+              evidence={"invoice_number": at(doc, "invoice_number", "G-100"),
+                        "issue_date": at(doc, "issue_date", "11.12.2018")})
+    assert by(L.other_document(own), "invoice_number", "other_document") == []
+    assert by(L.other_document(own), "issue_date", "other_document") == []
+    for number, date in (("R-51740", "29.09.2018"), ("RG7226", "24/08/2019"), ("FA-77", None),
+                         (None, "30.11.2018"), (None, "24.03.2020")):
+        ev = {}
+        if number:
+            ev["invoice_number"] = at(doc, "invoice_number", number)
+        if date:
+            ev["issue_date"] = at(doc, "issue_date", date)
+        s = L.other_document(ctx(dict(GOOD, invoice_number=number or "x", issue_date="2018-01-01"), doc=doc,
+                                 evidence=ev))
+        if number:
+            assert by(s, "invoice_number", "other_document") == ["fail"], number
+        if date:
+            assert by(s, "issue_date", "other_document") == ["fail"], date
+
+
+def test_other_document_from_the_anchor_label_and_the_column_heading():
+    doc = page_doc([(50, 20, "FACTURA RECTIFICATIVA RG4890"), (50, 40, "RG7226"), (50, 60, "Bestelldatum"),
+                    (50, 72, "03.10.2019")])
+    c = ctx(dict(GOOD, invoice_number="RG7226", issue_date="2019-10-03"), doc=doc,
+            evidence={"invoice_number": at(doc, "invoice_number", "RG7226", label="Ref. factura"),
+                      "issue_date": at(doc, "issue_date", "03.10.2019", how="position")})
+    s = L.other_document(c)
+    assert by(s, "invoice_number", "other_document") == ["fail"] and by(s, "issue_date", "other_document") == ["fail"]
+    ok = ctx(dict(GOOD, invoice_number="RG7226"), doc=doc,
+             evidence={"invoice_number": at(doc, "invoice_number", "RG7226", label="Rechnungsnummer")})
+    assert by(L.other_document(ok), "invoice_number", "other_document") == []
+
+
+def test_governing_label():
+    assert L.governing_label("Ursprungsrechnung R-51740 vom") == "Ursprungsrechnung R-51740 vom"
+    assert L.governing_label("Rechnung Nr. 12 Bestellnummer:") == "Bestellnummer:"
+    assert L.governing_label("Datum:") == "Datum:"
+
+
+@pytest.mark.parametrize("case", [ctx(m) for m in __import__("tests.verifiers.checkkit", fromlist=["MALFORMED"]).MALFORMED])
+def test_other_document_conformance(case):
+    assert_conformant(L.other_document, case)
+
+
+def test_other_document_a_referenced_invoice_only_on_a_credit_note():
+    doc = page_doc([(50, 20, "FACTURE"), (50, 40, "Réf. facture: FAC/2021/7038256")])
+    own = ctx(dict(GOOD, invoice_number="FAC/2021/7038256"), doc=doc,
+              evidence={"invoice_number": at(doc, "invoice_number", "FAC/2021/7038256")})
+    assert by(L.other_document(own), "invoice_number", "other_document") == []
+    credit = ctx(dict(GOOD, invoice_number="FAC/2021/7038256", gross_total=-562.87), doc=doc,
+                 evidence={"invoice_number": at(doc, "invoice_number", "FAC/2021/7038256")})
+    assert by(L.other_document(credit), "invoice_number", "other_document") == ["fail"]
+    assert L.credit_note(credit) and not L.credit_note(own)

@@ -242,3 +242,19 @@ def test_l2_per_family_shrinks_only_that_family() -> None:
         return dict(zip(c.model_for(fam).features, c.model_for(fam).weights))
     assert abs(w(strong, "text")["sum:pass"]) < abs(w(plain, "text")["sum:pass"]) / 2
     assert w(strong, "amount") == w(plain, "amount") and strong.meta["l2_by_family"] == {"text": 1.0}
+
+
+def test_a_doubt_check_makes_a_field_doubtful_whatever_its_confidence():
+    from docassay.verifiers.checks import Signal
+    from docassay.verifiers.confidence.decision import DOUBT_CAP, assess
+    from docassay.verifiers.confidence.features import FieldBasis
+    cal = Calibrator({POOLED: FamilyModel(["bias"], [6.0])})
+    fail = Signal("issue_date", "other_document", "fail", "its label 'Ursprungsrechnung R-1 vom' names another document")
+    bases = {"issue_date": FieldBasis("issue_date", "date", True, "2018-09-29", [fail], {"bias": 1.0}),
+             "due_date": FieldBasis("due_date", "date", True, "2018-10-29", [], {"bias": 1.0})}
+    out = assess(bases, cal, ConfidencePolicy(default=0.3), required=("issue_date",))
+    assert out["issue_date"].status == "doubtful" and out["issue_date"].confidence == DOUBT_CAP
+    assert out["due_date"].status == "verified" and out["due_date"].confidence > 0.99
+    passing = dict(bases, issue_date=FieldBasis("issue_date", "date", True, "2018-09-29",
+                                                [Signal("issue_date", "other_document", "pass", "")], {"bias": 1.0}))
+    assert assess(passing, cal, ConfidencePolicy(default=0.3))["issue_date"].status == "verified"

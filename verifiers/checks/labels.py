@@ -25,6 +25,17 @@
                     an account's or payment's holder ("Beneficiario Zeno S.A.", "Titulaire
                     Dupont SARL"; `HOLDER_WORDS`): fail. Only fails (a
                     name without a label in front is no evidence that it is the right name)
+    other_document  an invoice number, issue date or due date is this document's, not another
+                    one's: the label that governs the value (the words left of it back to the
+                    previous value, over a connective such as "vom", "du", "del", "dated" and the
+                    number it dates: "Ursprungsrechnung R-51740 vom 29.09.2018"; else the label
+                    the value was found by; else the column heading right above it) naming
+                    another document or role fails: on a credit note or correction (it calls
+                    itself one, or its gross total is negative) a referenced or original invoice
+                    ("Ref. factura", "zu Rechnung", "avoir sur facture", "Originalrechnung"; on
+                    an invoice "Réf. facture" is its own number); on any document an order,
+                    delivery note, contract, customer number (numbers), a version header. Only
+                    fails (no other document named is no evidence of the right one)
 
 Fields by role (verifiers.checks.fields); a field whose role has no label meaning is not judged.
 """
@@ -33,7 +44,7 @@ from __future__ import annotations
 import re
 
 from docassay.verifiers.checks.fields import PARTY_OF, roles_of
-from docassay.verifiers.checks.page import BLOCK_MEANINGS, doc_lines, number_readings, place
+from docassay.verifiers.checks.page import BLOCK_MEANINGS, Place, doc_lines, number_readings, place
 from docassay.verifiers.checks.roles import also_under
 from docassay.verifiers.checks.signal import Signal
 from docassay.verifiers.checks.values import num
@@ -50,7 +61,7 @@ from docassay.verifiers.checks.vocabulary import (
 from docassay.verifiers.context import VerifyContext
 from docassay.verifiers.evidence import FieldEvidence
 
-__all__ = ["label_meaning", "final_total", "total_last", "value_not_label", "item_descriptions", "name_label_prefix",
+__all__ = ["label_meaning", "other_document", "final_total", "total_last", "value_not_label", "item_descriptions", "name_label_prefix",
            "nearest_meanings", "CHECKS"]
 
 _ANCHOR_NOISE = re.compile(r"^[=<>^v]+|#-?\d+$")
@@ -241,6 +252,138 @@ def name_label_prefix(ctx: VerifyContext) -> list[Signal]:
     return out
 
 
-CHECKS = (("label_meaning", label_meaning), ("final_total", final_total), ("total_last", total_last),
+# The meanings that name another document (or another role's number) than the one the record is.
+OTHER_DOCUMENT = ("order", "other_number", "document_meta", "delivery_date")
+_OTHER_ROLES = {"document_number": ("order", "other_number", "document_meta"),
+                "issue_date": OTHER_DOCUMENT, "due_date": OTHER_DOCUMENT}
+# The `other_number` cues that name a document with a date of its own (a date beside a cashier's or
+# a terminal's number is still the receipt's).
+_DOCUMENT_PHRASES = frozenset(fold(p) for p in (
+    "delivery note", "lieferschein", "lieferscheinnummer", "contract", "vertrag", "vertragsnummer", "mandat",
+    "mandatsreferenz", "ref facture", "reference facture", "facture d origine", "facture initiale",
+    "original invoice", "invoice reference", "referenced invoice", "related invoice", "bezugsrechnung",
+    "ursprungsrechnung", "originalrechnung", "zu rechnung", "bezug rechnung", "oorspronkelijke factuur",
+    "factura original", "factura rectificada", "fattura originale", "originele factuur", "avoir sur facture",
+    "bon de livraison", "albaran", "pakbon", "leverbon", "documento di trasporto", "contrat", "contrato",
+    "contratto"))
+# The `other_number` cues that name an invoice this one refers to: another document on a credit note
+# or a correction, but the invoice's own reference on an invoice ("Réf. facture: FAC/2021/7038256").
+_INVOICE_REFERENCES = frozenset(fold(p) for p in (
+    "ref facture", "reference facture", "facture d origine", "facture initiale", "original invoice",
+    "invoice reference", "referenced invoice", "related invoice", "bezugsrechnung", "ursprungsrechnung",
+    "originalrechnung", "zu rechnung", "bezug rechnung", "oorspronkelijke factuur", "factura original",
+    "factura rectificada", "fattura originale", "originele factuur", "avoir sur facture"))
+# What a credit note or a correction calls itself (folded), in the data's languages.
+CREDIT_NOTE_WORDS = tuple(fold(p) for p in (
+    "credit note", "credit memo", "creditnote", "gutschrift", "rechnungskorrektur", "stornorechnung", "storno",
+    "avoir", "facture d avoir", "facture rectificative", "factura rectificativa", "nota de credito", "abono",
+    "creditnota", "creditfactuur", "credit factuur", "nota di credito", "nota credito", "fattura di storno"))
+
+
+def credit_note(ctx: VerifyContext) -> bool:
+    """The document is a credit note or a correction: it calls itself one, or its gross total is negative."""
+    g = None
+    for f in roles_of(ctx.schema).fields("gross_total"):
+        g = num(ctx.record.get(f))
+    if g is not None and g < 0:
+        return True
+    for _, _, text in doc_lines(ctx.document):
+        t = f" {fold(text)} "
+        if any(f" {w} " in t for w in CREDIT_NOTE_WORDS):
+            return True
+    return False
+# Words that turn a document word into a reference to another document when they stand before it
+# ("Ref. factura", "zu Rechnung", "avoir sur facture", "original invoice", "bij factuur").
+REFERENCE_WORDS = frozenset({
+    "ref", "reference", "referencing", "referring", "regarding", "related", "original", "initial", "previous",
+    "prior", "corrected", "credited", "cancelled", "against", "bezug", "bezugnehmend", "betreffend", "zu", "zur",
+    "ursprungliche", "ursprunglichen", "urspr", "korrigierte", "stornierte", "storno", "sur", "origine",
+    "initiale", "precedente", "referencia", "rectificada", "anterior", "relativa", "alla",
+    "rif", "riferimento", "originale", "bij", "betreft", "oorspronkelijke", "originele",
+    "vorherige", "vorige"})
+# A connective that dates or numbers the phrase before it ("Auftrag 88655 vom 30.11.2018",
+# "commande n° 12 du 03/05", "pedido 7 del 03/10", "order 12 dated 3 May", "Order 70198 van 2021-05-16").
+CONNECTIVES = frozenset({"vom", "von", "du", "del", "de", "van", "dated", "of", "from", "d", "am", "le", "el",
+                         "dal", "dd"})
+_VALUE_WORD = re.compile(r"\d")
+
+
+def governing_label(left: str) -> str:
+    """The words that label the value at the end of `left`: back to the previous value (a word with
+    a digit), and over one value more when only connectives stand between ("Ursprungsrechnung
+    R-51740 vom" -> "Ursprungsrechnung R-51740 vom")."""
+    words = left.split()
+    i = len(words)
+    while i > 0 and not _VALUE_WORD.search(words[i - 1]):
+        i -= 1
+    seg = words[i:]
+    if i > 0 and seg and all(fold(w) in CONNECTIVES or not fold(w) for w in seg):
+        j = i - 1
+        while j > 0 and _VALUE_WORD.search(words[j - 1]):
+            j -= 1
+        k = j
+        while k > 0 and not _VALUE_WORD.search(words[k - 1]):
+            k -= 1
+        return " ".join(words[k:])
+    return " ".join(seg)
+
+
+def names_other_document(text: str, role: str, credit: bool = False) -> str | None:
+    """Why `text` (a label) names another document than the record for a field of `role`, or None.
+    `credit`: the record is a credit note or a correction, so a referenced invoice is another one."""
+    found = meanings_in(text)
+    other = [(m, ph) for m, ph, _, _ in found if m in _OTHER_ROLES.get(role, ())
+             and (m != "other_number" or (ph in _INVOICE_REFERENCES and credit)
+                  or (ph not in _INVOICE_REFERENCES and (role == "document_number" or ph in _DOCUMENT_PHRASES)))]
+    if other:
+        return f"{other[-1][1]!r} ({other[-1][0]})"
+    if not credit:
+        return None
+    words = fold(text).split()
+    for m, ph, a, _ in found:
+        if m == "document_number" and any(w in REFERENCE_WORDS for w in words[max(0, a - 2):a]):
+            return f"{' '.join(words[max(0, a - 2):a])} {ph!r} (a referenced invoice)"
+    return None
+
+
+def _heading_cell_above(p: Place) -> str:
+    """The words of the line right above the value that stand over it (a column heading)."""
+    if p.line <= 0:
+        return ""
+    lines = getattr(p.page, "lines", None) or []
+    words = getattr(p.page, "words", None) or []
+    above = lines[p.line - 1]
+    cell = []
+    for wi in getattr(above, "word_ids", ()):
+        b = getattr(words[wi], "bbox", None)
+        if b is not None and min(b.x1, p.x1) - max(b.x0, p.x0) > 0:
+            cell.append(words[wi].text)
+    return " ".join(cell)
+
+
+def other_document(ctx: VerifyContext) -> list[Signal]:
+    out = []
+    for f, role in roles_of(ctx.schema).by_field.items():
+        if role not in _OTHER_ROLES or ctx.record.get(f) in (None, ""):
+            continue
+        ev = (ctx.evidence or {}).get(f)
+        p = place(ctx, f)
+        sources = []
+        credit = credit_note(ctx)
+        if p is not None and p.left.strip():
+            sources.append(("its label", governing_label(p.left)))
+        elif isinstance(ev, FieldEvidence) and ev.label:
+            sources.append(("its label", governing_label(_ANCHOR_NOISE.sub("", ev.label))))
+        if p is not None and not p.left.strip():
+            sources.append(("the heading above it", _heading_cell_above(p)))
+        for where, text in sources:
+            why = names_other_document(text, role, credit) if text else None
+            if why:
+                out.append(Signal(f, "other_document", "fail", f"{where} {text[:60]!r} names another document: {why}"))
+                break
+    return out
+
+
+CHECKS = (("label_meaning", label_meaning), ("other_document", other_document), ("final_total", final_total), ("total_last", total_last),
           ("value_not_label", value_not_label), ("name_label_prefix", name_label_prefix),
           ("item_descriptions", item_descriptions))

@@ -68,7 +68,9 @@ MEANINGS: dict[str, tuple[str, ...]] = {
                       "leveringsdatum", "fecha de entrega", "tarikh penghantaran"),
     "order": ("order", "order date", "order no", "order number", "purchase order", "po number", "po",
               "bestellung", "bestelldatum", "bestellnummer", "bestell nr", "auftrag", "auftragsnummer",
-              "auftragsdatum", "commande", "bon de commande", "bestelling", "bestelnummer", "pedido"),
+              "auftragsdatum", "commande", "bon de commande", "bestelling", "bestelnummer", "pedido",
+              "date de commande", "orderdatum", "ordernummer", "besteldatum", "orden de compra", "ordine",
+              "numero ordine", "data ordine", "ordine di acquisto"),
     "discount": ("skonto", "discount", "escompte", "remise", "korting", "rabatt", "nachlass", "diskaun",
                  "descuento", "early payment", "savings", "saving", "total savings", "you saved", "you save", "jimat",
                  "ahorro", "ahorro total", "total ahorro", "ersparnis", "gesamtersparnis", "sie sparen",
@@ -145,7 +147,11 @@ MEANINGS: dict[str, tuple[str, ...]] = {
                      "ref facture", "reference facture", "facture d origine", "facture initiale",
                      "original invoice", "invoice reference", "referenced invoice", "related invoice",
                      "bezugsrechnung", "ursprungsrechnung", "originalrechnung", "zu rechnung",
-                     "bezug rechnung", "oorspronkelijke factuur", "factura original", "factura rectificada"),
+                     "bezug rechnung", "oorspronkelijke factuur", "factura original", "factura rectificada",
+                     "fattura originale", "originele factuur", "avoir sur facture",
+                     # delivery notes and contracts, which carry numbers and dates of their own
+                     "bon de livraison", "albaran", "pakbon", "leverbon", "documento di trasporto",
+                     "contrat", "contrato", "contratto"),
 }
 
 _TAX_WORDS = ("tax", "taxes", "vat", "gst", "sst", "mwst", "ust", "steuer", "umsatzsteuer", "tva", "taxe", "taxes",

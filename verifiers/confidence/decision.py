@@ -16,6 +16,9 @@ status `doubtful`, `"omitted": true`), so that every value a passed record deliv
 the schema's `"x-docassay": {"verify": {"doubtful_optional": "keep"}}` keeps it in the record
 instead (`DEFAULT_OPTIONAL_DOUBT`, chosen on dev-tune: verifiers/confidence/CARD.md).
 
+A present field with a failing `DOUBT_CHECKS` signal (`other_document`: its label names another
+document) is `doubtful` whatever its confidence, which is capped at DOUBT_CAP.
+
 An empty optional field whose label is printed with a value (the `label_printed` check,
 verifiers/checks/printed.py: the reading missed it) is shown in the row's fields (`"status":
 "missing"` with the failing check); by default (`missing_printed: "report"`) the record still
@@ -35,7 +38,7 @@ from docassay.verifiers.confidence.features import FieldBasis
 from docassay.verifiers.errors import VerifyError
 
 __all__ = ["DEFAULT_MIN_CONFIDENCE", "STATUSES", "SCOPES", "OPTIONAL_DOUBT", "DEFAULT_OPTIONAL_DOUBT",
-           "MISSING_PRINTED", "DEFAULT_MISSING_PRINTED", "INCOMPLETE_CHECKS",
+           "MISSING_PRINTED", "DEFAULT_MISSING_PRINTED", "INCOMPLETE_CHECKS", "DOUBT_CHECKS", "DOUBT_CAP",
            "ConfidencePolicy", "FieldConfidence", "assess", "MAX_ROW_CHECKS"]
 
 DEFAULT_MIN_CONFIDENCE = 0.9
@@ -52,6 +55,12 @@ MISSING_PRINTED = ("review", "report")
 DEFAULT_MISSING_PRINTED = "report"
 """What an empty optional field whose label is printed with a value does to the record."""
 INCOMPLETE_CHECKS = ("label_printed", "party_printed")      # fail signals on an empty field that make it needed
+DOUBT_CHECKS = ("other_document",)
+"""Checks whose failure is near-certain evidence that a value is wrong (on dev-tune and synthetic
+seeds 0-3 it never failed a right value: BENCHMARKS.md, issue 12 "values of another document"): a
+present field with such a failing signal is `doubtful` at any target, its confidence capped at
+DOUBT_CAP, whatever the calibrator says (its weights see too few such examples to learn it)."""
+DOUBT_CAP = 0.5
 
 
 @dataclass(frozen=True)
@@ -137,7 +146,10 @@ def assess(bases: Mapping[str, FieldBasis], calibrator: Calibrator, policy: Conf
             p = 1.0                                   # a person's value is not estimated
         else:
             p = calibrator.predict(b.family, b.features)
-        status = "verified" if p + 1e-12 >= t else "doubtful"
+        vetoed = any(s.check in DOUBT_CHECKS and s.outcome == "fail" for s in b.signals)
+        if vetoed:
+            p = min(p, DOUBT_CAP)
+        status = "verified" if p + 1e-12 >= t and not vetoed else "doubtful"
         must = name in req or policy.scope == "present"
         out[name] = FieldConfidence(name, b.value, p, status, t, b.family, must, list(b.signals),
                                     omitted=status == "doubtful" and not must and policy.optional_doubt == "omit")
