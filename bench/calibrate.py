@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from dataclasses import asdict, dataclass
@@ -314,17 +315,21 @@ def report(data: Path, weights: Path, *, targets=TARGETS) -> str:
     return "\n".join(lines)
 
 
+EVAL_PARTS = (f"dev-invoices.{TUNE}", f"dev-invoices.{HOLDOUT}", f"dev-receipts.{TUNE}", f"dev-receipts.{HOLDOUT}",
+              "synth-invoices-unseen", "synth-receipts-unseen")
+
+
 def evaluate(out: Path, *, synth: SynthSize, generator: str, limit: int | None, target: float,
-             weights: Path, data: Path = DEFAULT_DATA, doubt_repair: bool = False) -> str:
-    """Real passes of the dev splits at `target` (formats learned only from accepted records)."""
+             weights: Path, data: Path = DEFAULT_DATA, doubt_repair: bool = False,
+             parts: tuple[str, ...] = EVAL_PARTS) -> str:
+    """Real passes of `parts` (default: the dev splits and unseen synthetic formats) at `target`
+    (formats learned only from accepted records)."""
     collect(out, synth=synth, generator=generator, limit=limit, target=target, data=data, doubt_repair=doubt_repair,
-            parts=(f"dev-invoices.{TUNE}", f"dev-invoices.{HOLDOUT}", f"dev-receipts.{TUNE}", f"dev-receipts.{HOLDOUT}",
-                   "synth-invoices-unseen", "synth-receipts-unseen"))
+            parts=parts)
     cal = load(weights)
     lines = [f"live passes at target {target:.2f}" + (" with doubt repair" if doubt_repair else ""), "",
              "| part | docs | pass rate | verified precision | invoices booked (distinct number + seller) |", "|---|---|---|---|---|"]
-    for part in (f"dev-invoices.{TUNE}", f"dev-invoices.{HOLDOUT}", f"dev-receipts.{TUNE}", f"dev-receipts.{HOLDOUT}",
-                 "synth-invoices-unseen", "synth-receipts-unseen"):
+    for part in parts:
         docs = load_part(out, part)
         x = risk_coverage(cal, docs, (target,), live=True)[0]
         got, distinct = booked(docs)     # a repeat of an accepted invoice is refused as stale, rightly
@@ -344,9 +349,11 @@ def main(argv: list[str] | None = None) -> int:
         c.add_argument("--seed", type=int, default=0)
         c.add_argument("--generator", default="model", choices=("model", "baseline"))
         c.add_argument("--limit", type=int, default=None, help="first N documents of each set (smoke runs)")
-        c.add_argument("--parts", nargs="*", default=list(PARTS), help=f"default: {' '.join(PARTS)}")
+        default_parts = EVAL_PARTS if name == "evaluate" else PARTS
+        c.add_argument("--parts", nargs="*", default=list(default_parts), help=f"default: {' '.join(default_parts)}")
         c.add_argument("--target", type=float, default=DEFAULT_MIN_CONFIDENCE if name == "evaluate" else 0.0)
-        c.add_argument("--weights", type=Path, default=DEFAULT_WEIGHTS)
+        c.add_argument("--weights", type=Path, default=DEFAULT_WEIGHTS,
+                       help="the calibrator the passes decide with ($DOCASSAY_CALIBRATOR in the pass processes)")
         c.add_argument("--dev-data", type=Path, default=DEFAULT_DATA, help=f"the dev data (default {DEFAULT_DATA})")
         c.add_argument("--doubt-repair", action="store_true",
                        help="try other readings of doubtful required fields (flows/doubt.py)")
@@ -363,6 +370,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.cmd in ("collect", "evaluate") and args.generator == "model" and not model_available():
         print("the model generator cannot run here (see bench.passes.model_status)", file=sys.stderr)
         return 2
+    if args.cmd in ("collect", "evaluate") and args.weights != DEFAULT_WEIGHTS:
+        os.environ["DOCASSAY_CALIBRATOR"] = str(args.weights.resolve())      # the passes run in subprocesses
     if args.cmd == "collect":
         collect(args.data_out, synth=SynthSize(args.formats, args.docs, args.seed), generator=args.generator,
                 parts=tuple(args.parts), limit=args.limit, target=args.target, data=args.dev_data)
@@ -373,7 +382,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         print(evaluate(args.data_out, synth=SynthSize(args.formats, args.docs, args.seed), generator=args.generator,
                        limit=args.limit, target=args.target, weights=args.weights, data=args.dev_data,
-                       doubt_repair=args.doubt_repair))
+                       doubt_repair=args.doubt_repair, parts=tuple(args.parts)))
     return 0
 
 
