@@ -165,3 +165,12 @@ def test_other_document_a_referenced_invoice_only_on_a_credit_note():
                  evidence={"invoice_number": at(doc, "invoice_number", "FAC/2021/7038256")})
     assert by(L.other_document(credit), "invoice_number", "other_document") == ["fail"]
     assert L.credit_note(credit) and not L.credit_note(own)
+
+
+def test_label_meaning_a_referenced_invoice_label_on_an_invoice_is_its_own_number():
+    doc = page_doc([(50, 20, "FACTURE"), (50, 40, "Réf. facture: FAC/2021/7038256")])
+    ev = {"invoice_number": at(doc, "invoice_number", "FAC/2021/7038256")}
+    own = ctx(dict(GOOD, invoice_number="FAC/2021/7038256"), doc=doc, evidence=ev)
+    assert by(L.label_meaning(own), "invoice_number", "label_meaning") == []
+    credit = ctx(dict(GOOD, invoice_number="FAC/2021/7038256", gross_total=-562.87), doc=doc, evidence=ev)
+    assert by(L.label_meaning(credit), "invoice_number", "label_meaning") == ["fail"]

@@ -105,6 +105,9 @@ def label_meaning(ctx: VerifyContext) -> list[Signal]:
             out.append(Signal(f, "label_meaning", "pass", f"labelled {phrase!r} ({own})"))
         elif meanings & set(RIVALS.get(role, ())):
             rival = sorted(meanings & set(RIVALS[role]))[0]
+            if (role == "document_number" and meanings == {"other_number"} and fold(phrase) in _INVOICE_REFERENCES
+                    and not credit_note(ctx)):
+                continue                         # "Réf. facture:" on an invoice labels its own number
             party = PARTY_OF.get(role) if rival in BLOCK_MEANINGS else None
             if party and p is not None and also_under(ctx, p, ctx.record.get(f), party):
                 continue                         # the same name is printed in its own party's block too
