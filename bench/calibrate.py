@@ -232,7 +232,7 @@ def risk_coverage(cal: Calibrator, docs: list[DocFields], targets=TARGETS, *, li
                 req = [r for r in REQUIRED[d.kind] if r in d.fields]
                 ok = d.status in ("passed", "repaired") and all(
                     conf.get(r) is not None and conf[r] + 1e-12 >= t for r in req)
-                ok = ok and not (missing_printed == "review" and incomplete(d))
+                ok = ok and not (missing_printed != "report" and incomplete(d))   # offline: no person, nothing confirms
                 doubtful = {n for n, c in conf.items() if c is not None and c + 1e-12 < t and n not in req}
                 if scope == "present":
                     ok = ok and not doubtful

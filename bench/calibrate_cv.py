@@ -131,7 +131,7 @@ def confidences(cal: Calibrator, d: DocFields, setting: Setting) -> dict[str, fl
 def decide(d: DocFields, conf: Mapping[str, float | None], target: float, policy: str,
            missing_printed: str = DEFAULT_MISSING_PRINTED) -> tuple[bool, set[str]]:
     """(accepted, the fields left out of the record) for one document under `policy`."""
-    gates = d.status in ("passed", "repaired") and not (missing_printed == "review" and incomplete(d))
+    gates = d.status in ("passed", "repaired") and not (missing_printed != "report" and incomplete(d))
     req = [r for r in REQUIRED[d.kind] if r in d.fields]
     ok = gates and all(conf.get(r) is not None and conf[r] + 1e-12 >= target for r in req)
     doubtful_optional = {n for n, c in conf.items() if c is not None and c + 1e-12 < target and n not in req}

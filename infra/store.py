@@ -375,6 +375,18 @@ def previous_accepted(conn: psycopg.Connection, format_id: str, *, exclude_sha25
     return {"sha256": r[0], "record": load_json(r[1])} if r else None
 
 
+def last_reviewed(conn: psycopg.Connection, format_id: str, *, exclude_sha256: str,
+                  before: datetime | None = None) -> dict | None:
+    """The format's document a person decided last (`reviewed` / `corrected`), other than this one."""
+    q = ("SELECT sha256, record FROM documents WHERE format_id = %s AND sha256 <> %s AND status = ANY(%s)")
+    args: list[Any] = [format_id, exclude_sha256, ["reviewed", "corrected"]]
+    if before is not None:
+        q += " AND created_at < %s"
+        args.append(before)
+    r = conn.execute(q + " ORDER BY updated_at DESC, created_at DESC, sha256 LIMIT 1", args).fetchone()
+    return {"sha256": r[0], "record": load_json(r[1])} if r else None
+
+
 def forget_values(conn: psycopg.Connection, sha256: str) -> None:
     transact(conn, lambda c: c.execute("DELETE FROM accepted_values WHERE sha256 = %s", (sha256,)))
 

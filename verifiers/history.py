@@ -3,6 +3,9 @@ document of the same format.
 
     History.accepted_with(field, value_key, scope_key) -> sha256 of accepted documents holding it
     History.previous()                                  -> the format's previous accepted document
+    History.reviewed()                                  -> the format's last document a person decided
+                                                           (reviewed / corrected): what the `confirm`
+                                                           policy trusts (verifiers.confidence.decision)
 
 `DbHistory` reads the database (infra.store: table `accepted_values`, migration 0002, and the
 `documents` table); `MemoryHistory` holds the same in memory (unit tests, one-off checks).
@@ -48,27 +51,39 @@ class PreviousDocument:
 class History(Protocol):
     def accepted_with(self, field: str, value_key: str, scope_key: str) -> list[str]: ...
     def previous(self) -> PreviousDocument | None: ...
+    def reviewed(self) -> PreviousDocument | None: ...
 
 
 @dataclass
 class MemoryHistory:
-    """Accepted values in memory. `accept(sha256, record, unique)` remembers a document."""
+    """Accepted values in memory. `accept(sha256, record, unique)` remembers a document;
+    `accept(..., person=True)` one a person decided (reviewed / corrected)."""
     exclude_sha256: str | None = None
     values: dict[tuple[str, str, str], list[str]] = field(default_factory=dict)
     documents: list[PreviousDocument] = field(default_factory=list)
+    by_person: list[PreviousDocument] = field(default_factory=list)
 
-    def accept(self, sha256: str, record: Mapping[str, Any], unique: Mapping[str, tuple[str, ...]]) -> None:
+    def accept(self, sha256: str, record: Mapping[str, Any], unique: Mapping[str, tuple[str, ...]],
+               person: bool = False) -> None:
         for name, per in unique.items():
             sk = scope_key(record, per)
             if name in record and sk is not None:
                 self.values.setdefault((name, value_key(record[name]), sk), []).append(sha256)
         self.documents.append(PreviousDocument(sha256, dict(record)))
+        if person:
+            self.by_person.append(PreviousDocument(sha256, dict(record)))
 
     def accepted_with(self, field: str, value_key: str, scope_key: str) -> list[str]:
         return [s for s in self.values.get((field, value_key, scope_key), []) if s != self.exclude_sha256]
 
     def previous(self) -> PreviousDocument | None:
         for d in reversed(self.documents):
+            if d.sha256 != self.exclude_sha256:
+                return d
+        return None
+
+    def reviewed(self) -> PreviousDocument | None:
+        for d in reversed(self.by_person):
             if d.sha256 != self.exclude_sha256:
                 return d
         return None
@@ -88,6 +103,7 @@ class DbHistory:
         self.sha256 = sha256
         self.before = store.first_accepted_at(conn, sha256) if sha256 else None
         self._previous: PreviousDocument | None | bool = False
+        self._reviewed: PreviousDocument | None | bool = False
 
     def accepted_with(self, field: str, value_key: str, scope_key: str) -> list[str]:
         from docassay.infra import store
@@ -104,3 +120,16 @@ class DbHistory:
                 if row and isinstance(row["record"], Mapping):
                     self._previous = PreviousDocument(row["sha256"], row["record"])
         return self._previous  # type: ignore[return-value]
+
+    def reviewed(self) -> PreviousDocument | None:
+        """One query per document, on first use (the `confirm` policy, only when a field is empty
+        with its value printed)."""
+        if self._reviewed is False:
+            self._reviewed = None
+            if self.format_id:
+                from docassay.infra import store
+                row = store.last_reviewed(self.conn, self.format_id, exclude_sha256=self.sha256 or "",
+                                          before=self.before)
+                if row and isinstance(row["record"], Mapping):
+                    self._reviewed = PreviousDocument(row["sha256"], row["record"])
+        return self._reviewed  # type: ignore[return-value]

@@ -17,10 +17,11 @@ the troubleshooter, and a person reviewing, see what else the page says.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Callable
+from typing import Any, Callable, Mapping
 
 from docassay.verifiers.checks import run_checks
 from docassay.verifiers.confidence import ConfidencePolicy, assess, field_bases, load_default
+from docassay.verifiers.confidence.decision import INCOMPLETE_CHECKS
 from docassay.verifiers.context import VerifyContext
 from docassay.verifiers.gates import completeness, consistency, coverage, evidence, lifecycle, stale
 from docassay.verifiers.gates import format as format_gate
@@ -58,8 +59,24 @@ def verify(ctx: VerifyContext, gates: tuple[tuple[str, Gate], ...] = DEFAULT_GAT
     def confidence() -> tuple[dict, dict]:
         bases = field_bases(frozen, results, run_checks(frozen))
         return bases, assess(bases, frozen.calibrator or load_default(), policy,
-                             required=list(frozen.schema.get("required") or []))
+                             required=list(frozen.schema.get("required") or []),
+                             confirmed_absent=_confirmed_absent(bases, policy, frozen))
     return Verification(results, score, components, min_score, confidence)
+
+
+def _confirmed_absent(bases: Mapping[str, Any], policy: ConfidencePolicy, ctx: VerifyContext) -> set[str]:
+    """The empty fields whose value is printed that the format's last document decided by a person
+    left empty too (the `confirm` policy of verifiers.confidence.decision). The history is asked
+    only when such a field exists, once per document."""
+    if policy.missing_printed != "confirm" or ctx.history is None:
+        return set()
+    empty = [n for n, b in bases.items() if not b.present
+             and any(s.check in INCOMPLETE_CHECKS and s.outcome == "fail" for s in b.signals)]
+    reviewed = getattr(ctx.history, "reviewed", None)
+    prev = reviewed() if empty and reviewed is not None else None
+    if prev is None:
+        return set()
+    return {n for n in empty if prev.record.get(n) in (None, "", [])}
 
 
 def _attach_alternatives(results: dict[str, GateResult], ctx: VerifyContext) -> None:

@@ -78,10 +78,13 @@ def test_an_empty_field_whose_label_is_printed_holds_the_record_back_under_revie
     assert C.incomplete(docs[0]) == ["tip"] and C.incomplete(docs[1]) == []
     cal = CV.fit(docs, CV.Setting("t", min_count=1))
     review = C.risk_coverage(cal, docs, (0.0,), scope="omit", missing_printed="review")[0]
-    report = C.risk_coverage(cal, docs, (0.0,), scope="omit")[0]                   # the default: "report"
+    report = C.risk_coverage(cal, docs, (0.0,), scope="omit", missing_printed="report")[0]
     assert report["accepted"] - review["accepted"] == 1
+    confirm = C.risk_coverage(cal, docs, (0.0,), scope="omit")[0]       # the default: no person offline, held
+    assert confirm["accepted"] == review["accepted"]
     assert CV.decide(docs[0], {"company": 1.0, "date": 1.0, "total": 1.0}, 0.9, "omit", "review") == (False, set())
-    assert CV.decide(docs[0], {"company": 1.0, "date": 1.0, "total": 1.0}, 0.9, "omit")[0]
+    assert CV.decide(docs[0], {"company": 1.0, "date": 1.0, "total": 1.0}, 0.9, "omit", "report")[0]
+    assert not CV.decide(docs[0], {"company": 1.0, "date": 1.0, "total": 1.0}, 0.9, "omit")[0]
 
 
 def test_settings_scored_on_unseen_formats(tmp_path: Path) -> None:

@@ -62,7 +62,15 @@ def test_aws_inbox_textract_s3vectors_and_results_in_s3(aws: Any, tmp_path: Path
     docs = list(generate(1, 2, kind="invoice", seed=91, split="dev"))
     for sd in docs:
         _scan(aws, sd, f"incoming/{sd.doc_id}.png")
-    spec = InboxSpec.of(inbox="s3://docs/incoming", schema=str(SCHEMA), dest="s3://docs/results", rules=str(RULES),
+    # The reading misses the first invoice's printed due date. The default `missing_printed: confirm`
+    # would hold it (no person has decided a document of this new format yet: tested in
+    # tests/verifiers/test_checks_unseen.py), and the layout would not be learned; this test is about
+    # the AWS path of a learned layout, so its schema asks for `report` (the record passes, check shown).
+    schema = json.loads(SCHEMA.read_text())
+    schema.setdefault("x-docassay", {}).setdefault("verify", {})["missing_printed"] = "report"
+    schema_path = tmp_path / "schema.json"
+    schema_path.write_text(json.dumps(schema))
+    spec = InboxSpec.of(inbox="s3://docs/incoming", schema=str(schema_path), dest="s3://docs/results", rules=str(RULES),
                      home=str(tmp_path / "home"), db=pg_fresh_dsn, parser="textract", index=INDEX, settle_s=0)
     s = run_inbox(spec, run_id="aws-1")
     assert s.outcomes == {"processed": 2} and s.reported == 2, s

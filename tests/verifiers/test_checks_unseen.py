@@ -14,6 +14,7 @@ from docassay.verifiers.confidence import Calibrator, ConfidencePolicy
 from docassay.verifiers.confidence.calibrator import POOLED, FamilyModel
 from docassay.verifiers.context import VerifyContext
 from docassay.verifiers.errors import VerifyError
+from docassay.verifiers.history import MemoryHistory
 from docassay.verifiers.verify import verify
 from tests.verifiers.checkkit import GOOD, INVOICE, PAGE, assert_conformant, at, by, ctx, page_doc
 
@@ -143,11 +144,11 @@ def test_conformance(check):
     assert_conformant(check, ctx(GOOD, doc=doc, evidence={"seller_vat_id": at(doc, "seller_vat_id", "DE136695976")}))
 
 
-def _verify(record: dict, verify_block: dict | None = None):
+def _verify(record: dict, verify_block: dict | None = None, history=None):
     schema = dict(INVOICE, **({"x-docassay": {"verify": verify_block}} if verify_block else {}))
     cal = Calibrator({POOLED: FamilyModel(["bias"], [5.0])})       # every value verified
     return verify(VerifyContext(schema=schema, record=record, document=page_doc(), calibrator=cal,
-                                min_confidence=0.9))
+                                min_confidence=0.9, history=history))
 
 
 def test_a_missing_optional_value_whose_label_is_printed_is_shown_and_holds_back_on_request():
@@ -157,11 +158,32 @@ def test_a_missing_optional_value_whose_label_is_printed_is_shown_and_holds_back
     assert f.status == "missing" and f.required and "due_date" in v.doubtful
     assert [s.check for s in f.checks] == ["label_printed"]
     assert "label_printed" in f.to_json()["checks"][0]["check"]
-    rep = _verify(rec)                                                             # the default: "report"
+    rep = _verify(rec, {"missing_printed": "report"})
     assert "due_date" not in rep.doubtful and rep.fields["due_date"].checks        # shown, not holding back
     assert rep.fields["due_date"].checks[0].check == "label_printed"
     with pytest.raises(VerifyError, match="missing_printed"):
         ConfidencePolicy.from_schema(dict(INVOICE, **{"x-docassay": {"verify": {"missing_printed": "x"}}}))
+
+
+def test_the_default_holds_an_empty_printed_field_until_a_persons_decision_on_the_format_confirms_it():
+    rec = {k: v for k, v in GOOD.items() if k != "due_date"}
+    assert ConfidencePolicy.from_schema(INVOICE).missing_printed == "confirm"
+    assert "due_date" in _verify(rec).doubtful                                     # no history: held
+    h = MemoryHistory(exclude_sha256="new")
+    h.accept("auto", rec, {})                                                      # auto-accepted: not trusted
+    assert "due_date" in _verify(rec, history=h).doubtful
+    h.accept("filled", GOOD, {}, person=True)                                      # a person filled it in
+    assert "due_date" in _verify(rec, history=h).doubtful
+    h.accept("seen", dict(rec, buyer_name="Corrected GmbH"), {}, person=True)     # corrected others, left it empty
+    v = _verify(rec, history=h)
+    assert "due_date" not in v.doubtful and v.fields["due_date"].checks[0].check == "label_printed"
+    assert not v.fields["due_date"].required
+    assert "due_date" in _verify(rec, {"missing_printed": "review"}, history=h).doubtful    # review: always held
+    h.accept("filled-again", GOOD, {}, person=True)                                # the last decision counts
+    assert "due_date" in _verify(rec, history=h).doubtful
+    own = MemoryHistory(exclude_sha256="seen")                                     # its own review is not evidence
+    own.accept("seen", rec, {}, person=True)
+    assert "due_date" in _verify(rec, history=own).doubtful
 
 
 def test_a_failing_check_the_family_never_learned_counts_at_the_family_prior():

@@ -258,3 +258,6 @@ def test_a_doubt_check_makes_a_field_doubtful_whatever_its_confidence():
     passing = dict(bases, issue_date=FieldBasis("issue_date", "date", True, "2018-09-29",
                                                 [Signal("issue_date", "other_document", "pass", "")], {"bias": 1.0}))
     assert assess(passing, cal, ConfidencePolicy(default=0.3))["issue_date"].status == "verified"
+    person = dict(bases, issue_date=FieldBasis("issue_date", "date", True, "2018-09-29", [fail],
+                                               {"bias": 1.0, "how:person": 1.0}))
+    assert assess(person, cal, ConfidencePolicy(default=0.3))["issue_date"].status == "verified"   # a person's value

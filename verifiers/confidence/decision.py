@@ -19,18 +19,26 @@ instead (`DEFAULT_OPTIONAL_DOUBT`, chosen on dev-tune: verifiers/confidence/CARD
 A present field with a failing `DOUBT_CHECKS` signal (`other_document`: its label names another
 document) is `doubtful` whatever its confidence, which is capped at DOUBT_CAP.
 
-An empty optional field whose label is printed with a value (the `label_printed` check,
-verifiers/checks/printed.py: the reading missed it) is shown in the row's fields (`"status":
-"missing"` with the failing check); by default (`missing_printed: "report"`) the record still
-passes, because a format whose instructions have no locator for the field would otherwise send
-every later document of that sender to review; `"x-docassay": {"verify": {"missing_printed":
-"review"}}` makes the field needed, so the record goes to review with it among the doubtful ones.
+An empty optional field whose label is printed with a value (the `label_printed` /
+`party_printed` checks, verifiers/checks/printed.py: the reading missed it) is shown in the row's
+fields (`"status": "missing"` with the failing check). What it does to the record is the schema's
+`"x-docassay": {"verify": {"missing_printed": ...}}`:
+  * `confirm` (the default): the field is needed, so the record goes to review with it among the
+    doubtful ones, *unless the format's trusted history confirms the absence*: the format's last
+    document decided by a person (`reviewed` / `corrected`, verifiers.history `reviewed()`) left
+    that field empty too. Learning only from trust: a person's decision counts, an auto-accepted
+    record does not. So a format whose instructions have no locator for the field holds its first
+    such document; once a person accepts it without filling the field (or corrects other fields
+    only), later documents of the format pass with the check shown. With no history (one-off runs,
+    `history` off) nothing confirms, and the record is held.
+  * `review`: always needed (held), whatever the history says.
+  * `report`: never needed (the record passes with the check shown; the old default).
 """
 from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any, Collection, Mapping, Sequence
 
 from docassay.verifiers.checks import Signal
 from docassay.verifiers.confidence.calibrator import Calibrator
@@ -39,6 +47,7 @@ from docassay.verifiers.errors import VerifyError
 
 __all__ = ["DEFAULT_MIN_CONFIDENCE", "STATUSES", "SCOPES", "OPTIONAL_DOUBT", "DEFAULT_OPTIONAL_DOUBT",
            "MISSING_PRINTED", "DEFAULT_MISSING_PRINTED", "INCOMPLETE_CHECKS", "DOUBT_CHECKS", "DOUBT_CAP",
+           "holds_missing",
            "ConfidencePolicy", "FieldConfidence", "assess", "MAX_ROW_CHECKS"]
 
 DEFAULT_MIN_CONFIDENCE = 0.9
@@ -51,8 +60,8 @@ SCOPES = ("required", "present")
 OPTIONAL_DOUBT = ("omit", "keep")
 DEFAULT_OPTIONAL_DOUBT = "omit"
 """What an accepted record does with a doubtful optional value (chosen on dev-tune, CARD.md)."""
-MISSING_PRINTED = ("review", "report")
-DEFAULT_MISSING_PRINTED = "report"
+MISSING_PRINTED = ("confirm", "review", "report")
+DEFAULT_MISSING_PRINTED = "confirm"
 """What an empty optional field whose label is printed with a value does to the record."""
 INCOMPLETE_CHECKS = ("label_printed", "party_printed")      # fail signals on an empty field that make it needed
 DOUBT_CHECKS = ("other_document",)
@@ -106,6 +115,13 @@ class ConfidencePolicy:
         return cls(d, per, scope, doubt, missing)
 
 
+def holds_missing(setting: str, name: str, confirmed_absent: Collection[str] = ()) -> bool:
+    """Whether an empty field whose value is printed holds the record back under `setting`."""
+    if setting == "report":
+        return False
+    return setting == "review" or name not in confirmed_absent
+
+
 def _check(v: Any, where: str) -> float:
     if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0.0 <= float(v) <= 1.0:
         raise VerifyError(f"{where} must be a number in [0, 1], not {v!r}", kind="schema")
@@ -132,21 +148,24 @@ class FieldConfidence:
 
 
 def assess(bases: Mapping[str, FieldBasis], calibrator: Calibrator, policy: ConfidencePolicy,
-           required: Sequence[str] = ()) -> dict[str, FieldConfidence]:
+           required: Sequence[str] = (), confirmed_absent: Collection[str] = ()) -> dict[str, FieldConfidence]:
+    """`confirmed_absent`: the fields a person's decision on the format left empty (the `confirm`
+    policy releases an empty printed field among them)."""
     req = set(required)
     out: dict[str, FieldConfidence] = {}
     for name, b in bases.items():
         t = policy.target(name)
         if not b.present:
             incomplete = [s for s in b.signals if s.check in INCOMPLETE_CHECKS and s.outcome == "fail"]
-            must = name in req or (bool(incomplete) and policy.missing_printed == "review")
+            must = name in req or (bool(incomplete) and holds_missing(policy.missing_printed, name, confirmed_absent))
             out[name] = FieldConfidence(name, b.value, None, "missing", t, b.family, must, list(b.signals))
             continue
         if b.features.get("how:person"):
             p = 1.0                                   # a person's value is not estimated
         else:
             p = calibrator.predict(b.family, b.features)
-        vetoed = any(s.check in DOUBT_CHECKS and s.outcome == "fail" for s in b.signals)
+        vetoed = not b.features.get("how:person") and any(s.check in DOUBT_CHECKS and s.outcome == "fail"
+                                                           for s in b.signals)
         if vetoed:
             p = min(p, DOUBT_CAP)
         status = "verified" if p + 1e-12 >= t and not vetoed else "doubtful"
