@@ -18,7 +18,10 @@ def recorded(monkeypatch):
 
     monkeypatch.setattr(calibrate, "collect", fake_collect)
     monkeypatch.setattr(calibrate, "model_available", lambda: True)
-    monkeypatch.delenv("DOCASSAY_CALIBRATOR", raising=False)
+    # setenv first: monkeypatch restores (here: removes) only what it recorded, and main() sets the
+    # variable for the pass processes, which must not leak into later tests.
+    monkeypatch.setenv("DOCASSAY_CALIBRATOR", "unset")
+    monkeypatch.delenv("DOCASSAY_CALIBRATOR")
     return calls
 
 
@@ -40,6 +43,10 @@ def test_weights_reach_the_pass_processes(recorded, tmp_path, monkeypatch):
     calibrate.main(["collect", "--data-out", str(tmp_path / "c"), "--parts", "synth-receipts-train",
                     "--weights", str(w)])
     assert recorded[0]["calibrator"] == str(Path(w).resolve())
-    monkeypatch.delenv("DOCASSAY_CALIBRATOR", raising=False)
+    monkeypatch.delenv("DOCASSAY_CALIBRATOR")
     calibrate.main(["collect", "--data-out", str(tmp_path / "d"), "--parts", "synth-receipts-train"])
     assert recorded[1]["calibrator"] is None
+
+
+def test_nothing_leaks_into_later_tests():
+    assert "DOCASSAY_CALIBRATOR" not in os.environ
