@@ -1,7 +1,8 @@
 """Review decisions, one implementation for `docassay review` (the CLI) and `review serve` (the
 review station in the browser).
 
-    accept(session, sha, ...)              the record is right as extracted
+    accept(session, sha, ...)              the record is right as extracted (a layout never learned
+                                           is learned from it: `teach_accepted`)
     correct(session, sha, corrections)     the record with a person's values; the format learns
     reject(session, sha, ...)              the record is not to be used (never golden)
     parse_value(raw, current, prop)        a typed value from what a person typed
@@ -204,7 +205,7 @@ def accept(session: Session, sha: str, *, by: str = "reviewer", note: str | None
     doc = load_document(session.conn, sha)
     if doc["status"] not in REVIEWABLE:
         raise ReviewError(f"document {doc['sha256'][:12]} is {doc['status']}: nothing to accept")
-    return _decide(session, doc, action="accept", corrections=None, by=by, note=note, teach_format=False)
+    return _decide(session, doc, action="accept", corrections=None, by=by, note=note, teach_format=True)
 
 
 def correct(session: Session, sha: str, corrections: Mapping[str, dict], *, by: str = "reviewer",
@@ -251,6 +252,10 @@ def _decide(session: Session, doc: dict, *, action: str, corrections: dict | Non
     if corrections and teach_format:
         decision.teaching = teach(session, {**doc, "record": record}, corrections, by=by)
         if decision.teaching.taught and decision.teaching.how == "new_format":
+            decision.golden = decision.teaching.format_id
+    elif not corrections and teach_format and not doc["format_id"] and job is not None:
+        decision.teaching = teach_accepted(session, {**doc, "record": record}, by=by)
+        if decision.teaching.taught:
             decision.golden = decision.teaching.format_id
     return decision
 
@@ -345,6 +350,31 @@ def teach(session: Session, doc: dict, corrections: Mapping[str, dict], *, by: s
     return _new_format(session, doc, ix, learned.instructions, by, "; ".join(x for x in (why, note) if x))
 
 
+def teach_accepted(session: Session, doc: dict, *, by: str = "reviewer") -> Teaching:
+    """A document whose layout was never learned (no format: it was held, and formats are learned
+    only from trusted records), accepted by a person as extracted: its layout is learned from the
+    accepted record, so the sender's next document is known and finds this decision in the
+    format's history (`missing_printed: confirm`). Not taught when no locator reads back every
+    accepted value on this document, or when the learned instructions fail a hard gate."""
+    job = session.job
+    if job is None:
+        return Teaching(False, "not_taught", None, why="no schema given: the layout cannot be learned")
+    ix = _document_index(session, doc)
+    if isinstance(ix, str):
+        return Teaching(False, "not_taught", None, why=ix)
+    record = doc["record"]
+    learned = instructions_from_record(ix, job.schema, record, produced_by=PRODUCED_BY)
+    unread = [f for f in learned.disagreeing if record.get(f) not in (None, "", [])]
+    if unread:
+        return Teaching(False, "not_taught", None,
+                        why=f"no locator reads the accepted value of {', '.join(unread)} on this document")
+    verdict = verify_record(job, session.conn, learned.extraction.record, learned.extraction, document=ix.doc)
+    if not verdict.passed:
+        return Teaching(False, "not_taught", None, why="instructions learned from the accepted record do not verify: "
+                                                     "failed " + ", ".join(verdict.failed_gates))
+    return _new_format(session, doc, ix, learned.instructions, by, "", learned_from="acceptance")
+
+
 def _new_version(session: Session, doc: dict, ix: DocIndex, learned: Instructions, corrected: list[str],
                  by: str) -> Teaching:
     """The format's next version reading the `corrected` fields as corrected: the current
@@ -390,16 +420,18 @@ def _new_version(session: Session, doc: dict, ix: DocIndex, learned: Instruction
     return Teaching(False, "not_taught", fid, why=f"no repair of {fid}'s instructions reads the corrected record")
 
 
-def _new_format(session: Session, doc: dict, ix: DocIndex, learned: Instructions, by: str, why: str) -> Teaching:
+def _new_format(session: Session, doc: dict, ix: DocIndex, learned: Instructions, by: str, why: str,
+                learned_from: str = "correction") -> Teaching:
     job, conn, ctx = session.job, session.conn, session.ctx
     assert job is not None
+    done = "corrected" if learned_from == "correction" else "accepted"
     with ctx.library.learn_lock:
         fid, version = ctx.library.learn(conn, fingerprint(ix.doc), job.key, learned, produced_by=f"{PRODUCED_BY}:{by}",
                                          status=job.policy.new_format_status,
-                                         meta={"first_document": doc["sha256"], "learned_from": "correction"})
-    store.set_version_meta(conn, fid, version, {"reason": "learned from a corrected record", "source": doc["sha256"],
+                                         meta={"first_document": doc["sha256"], "learned_from": learned_from})
+    store.set_version_meta(conn, fid, version, {"reason": f"learned from a {done} record", "source": doc["sha256"],
                                                 "previous_format": doc.get("format_id"), "why_new": why})
-    lifecycle.add_golden_document(conn, None, fid, doc["sha256"], doc["record"], f"corrected by {by}",
+    lifecycle.add_golden_document(conn, None, fid, doc["sha256"], doc["record"], f"{done} by {by}",
                                   object_key=doc.get("object_key"), added_by=by)
     if doc.get("format_id"):                       # another layout: no golden reference of the old format
         store.remove_golden(conn, doc["format_id"], doc["sha256"])

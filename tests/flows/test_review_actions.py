@@ -120,3 +120,28 @@ def test_reject_and_accept_and_refused_values(tmp_path: Path, pg_fresh_dsn: str,
         assert not d.ok and d.errors and store.get_document(ctx.conn, rows[1].sha256)["status"] == "needs_review"
         assert ra.corrections_from(rows[1].record, {"gross_total": str(rows[1].record["gross_total"])},
                                    schema=job.schema) == {}
+
+
+def test_accept_learns_a_layout_never_learned(tmp_path: Path, pg_fresh_dsn: str) -> None:
+    """A held document of a new layout leaves no format; a person's accept of it learns one from
+    the accepted record, so the sender's next document is known (and finds the decision)."""
+    settings = Settings.load(home=tmp_path / "home", db=pg_fresh_dsn, concurrency=1)
+    job = gates_job(schema=header_schema(), settings=settings, min_confidence=1.0)    # nothing verifies: held
+    docs = write(tmp_path / "in", make_format(FORMAT_SEED), [0, 1, 2])
+    with open_context(settings) as ctx:
+        rows = [process_document(p, job, ctx) for p in docs[:2]]
+        assert [(r.status, r.format["id"]) for r in rows] == [("needs_review", None)] * 2
+        # Without the job's schema (`docassay review accept` without --schema) nothing is learned.
+        d0 = ra.accept(ra.Session(ctx, None), rows[1].sha256, by="fay")
+        assert d0.status == "reviewed" and d0.teaching is None
+        assert store.get_document(ctx.conn, rows[1].sha256)["format_id"] is None
+        d = ra.accept(ra.Session(ctx, job), rows[0].sha256, by="fay")
+        assert d.status == "reviewed" and d.teaching is not None, d.summary()
+        assert d.teaching.taught and d.teaching.how == "new_format", d.summary()
+        fid = d.teaching.format_id
+        doc = store.get_document(ctx.conn, rows[0].sha256)
+        assert doc["status"] == "reviewed" and doc["format_id"] == fid and d.golden == fid
+        assert store.active_version(ctx.conn, fid).produced_by == "review:fay"
+        assert [g["sha256"] for g in store.golden_set(ctx.conn, fid)] == [rows[0].sha256]
+        nxt = process_document(docs[2], job, ctx)
+        assert nxt.format["id"] == fid and nxt.format["match"] == "known"
