@@ -56,7 +56,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         a.add_argument("--by", default="reviewer", help="who reviews (recorded)")
         a.add_argument("--note")
         a.add_argument("--schema", help="target JSON Schema: validates corrections, registers unique values; "
-                                        "with it a correction teaches the format")
+                                        "with it a correction teaches the format, and an accept a layout never learned")
         a.add_argument("--rules", help="SQL rule pack the format's repaired instructions are verified with")
         if name == "correct":
             a.add_argument("--set", dest="sets", action="append", default=[], metavar="FIELD=VALUE")
