@@ -429,7 +429,8 @@ def _new_format(session: Session, doc: dict, ix: DocIndex, learned: Instructions
         fid, version = ctx.library.learn(conn, fingerprint(ix.doc), job.key, learned, produced_by=f"{PRODUCED_BY}:{by}",
                                          status=job.policy.new_format_status,
                                          meta={"first_document": doc["sha256"], "learned_from": learned_from})
-    store.set_version_meta(conn, fid, version, {"reason": f"learned from a {done} record", "source": doc["sha256"],
+    store.set_version_meta(conn, fid, version, {"reason": f"learned from {'a' if done == 'corrected' else 'an'} {done} record",
+                                                "source": doc["sha256"],
                                                 "previous_format": doc.get("format_id"), "why_new": why})
     lifecycle.add_golden_document(conn, None, fid, doc["sha256"], doc["record"], f"{done} by {by}",
                                   object_key=doc.get("object_key"), added_by=by)

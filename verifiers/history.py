@@ -15,7 +15,7 @@ Keys are normalised (`value_key`): case, accents and white space folded, so "RE-
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Protocol
+from typing import Any, Callable, Mapping, Protocol
 
 from docassay.verifiers.tolerance import fold_text
 
@@ -112,24 +112,20 @@ class DbHistory:
 
     def previous(self) -> PreviousDocument | None:
         if self._previous is False:
-            self._previous = None
-            if self.format_id:
-                from docassay.infra import store
-                row = store.previous_accepted(self.conn, self.format_id, exclude_sha256=self.sha256 or "",
-                                              before=self.before)
-                if row and isinstance(row["record"], Mapping):
-                    self._previous = PreviousDocument(row["sha256"], row["record"])
+            self._previous = self._document(lambda store: store.previous_accepted)
         return self._previous  # type: ignore[return-value]
 
     def reviewed(self) -> PreviousDocument | None:
         """One query per document, on first use (the `confirm` policy, only when a field is empty
         with its value printed)."""
         if self._reviewed is False:
-            self._reviewed = None
-            if self.format_id:
-                from docassay.infra import store
-                row = store.last_reviewed(self.conn, self.format_id, exclude_sha256=self.sha256 or "",
-                                          before=self.before)
-                if row and isinstance(row["record"], Mapping):
-                    self._reviewed = PreviousDocument(row["sha256"], row["record"])
+            self._reviewed = self._document(lambda store: store.last_reviewed)
         return self._reviewed  # type: ignore[return-value]
+
+    def _document(self, query: Callable[[Any], Callable[..., dict | None]]) -> PreviousDocument | None:
+        """The format's document `query(store)` finds for this one (other than it, before it), or None."""
+        if not self.format_id:
+            return None
+        from docassay.infra import store
+        row = query(store)(self.conn, self.format_id, exclude_sha256=self.sha256 or "", before=self.before)
+        return PreviousDocument(row["sha256"], row["record"]) if row and isinstance(row["record"], Mapping) else None
