@@ -191,12 +191,17 @@ class Document:
         return hashlib.sha256(data).hexdigest()
 
 
-def build_lines(words: Sequence[Word], y_tolerance: float = 0.5) -> tuple[list[Word], list[Line]]:
+def build_lines(words: Sequence[Word], y_tolerance: float = 0.5,
+                x_stack: float = 0.3) -> tuple[list[Word], list[Line]]:
     """Group words into lines and order both in reading order.
 
     Words whose vertical extents overlap by at least `y_tolerance` of the smaller height join one
-    line. Lines are sorted top to bottom, words in a line left to right. Returns new lists; the
-    words get their `line` index set.
+    line, unless the word stands over or under a word already on that line: words of one printed
+    row sit side by side, so a word whose horizontal extent overlaps a line's word by more than
+    `x_stack` of the narrower width belongs to another row (two tightly set rows whose boxes
+    overlap vertically, e.g. a two-line shop name, would otherwise merge into one line and
+    interleave their words). Lines are sorted top to bottom, words in a line left to right.
+    Returns new lists; the words get their `line` index set.
     """
     if not words:
         return [], []
@@ -209,7 +214,8 @@ def build_lines(words: Sequence[Word], y_tolerance: float = 0.5) -> tuple[list[W
         # Only the last few lines can overlap a word further down the sort order.
         for g in range(len(groups) - 1, max(-1, len(groups) - 4), -1):
             gb = boxes[g]
-            if gb.y_overlap(b) >= y_tolerance and abs(gb.cy - b.cy) <= 0.6 * max(gb.height, b.height):
+            if gb.y_overlap(b) >= y_tolerance and abs(gb.cy - b.cy) <= 0.6 * max(gb.height, b.height) \
+                    and not any(words[j].bbox.x_overlap(b) > x_stack for j in groups[g]):
                 groups[g].append(i)
                 boxes[g] = gb.union(b)
                 placed = True
