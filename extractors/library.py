@@ -29,7 +29,7 @@ from docassay.infra.config import Settings
 
 SCHEME = "s3vectors://"
 
-__all__ = ["FormatMatch", "FormatLibrary", "schema_key"]
+__all__ = ["FormatMatch", "FormatLibrary", "LearnHold", "LearnLock", "schema_key"]
 
 MAX_EXEMPLARS = 8
 
@@ -96,6 +96,41 @@ class LearnLock:
             self._drop()
 
 
+class LearnHold:
+    """One document's hold on a `LearnLock`, from its learning until its row is stored. A format's
+    first document joins the format's history (and golden set) only when that document's row is
+    stored; a worker that matched the fresh format before then verified against a history without
+    it and passed what it would not pass a moment later. So a format learned under a hold joins the
+    index only at `release` (after the row is stored), and the lock stays held until then: other
+    workers neither match it early nor learn the layout again. `release` is idempotent; a document
+    that matched a known format after all releases at once."""
+
+    def __init__(self, lock: LearnLock) -> None:
+        self._lock = lock
+        self.held = False
+        self._publish: list[Callable[[], None]] = []
+
+    def acquire(self) -> None:
+        if not self.held:
+            self._lock.__enter__()
+            self.held = True
+
+    def on_release(self, publish: Callable[[], None]) -> None:
+        """Run `publish` at release, before the lock is let go."""
+        self._publish.append(publish)
+
+    def release(self) -> None:
+        if not self.held:
+            return
+        self.held = False
+        try:
+            while self._publish:
+                self._publish.pop(0)()
+        finally:
+            self._publish.clear()
+            self._lock.__exit__(None, None, None)
+
+
 class FormatLibrary:
     def __init__(self, index: FormatIndexBase, *, connect: Callable[[], psycopg.Connection] | None = None) -> None:
         self.index = index
@@ -141,12 +176,18 @@ class FormatLibrary:
         return None, best
 
     def learn(self, conn: psycopg.Connection, vector: np.ndarray, key: str, instructions: Instructions, *,
-              produced_by: str, status: str = "active", meta: Mapping[str, object] | None = None) -> tuple[str, int]:
+              produced_by: str, status: str = "active", meta: Mapping[str, object] | None = None,
+              hold: LearnHold | None = None) -> tuple[str, int]:
+        """Store a new format and its first version; it joins the index now, or, under a held
+        `hold`, when the hold is released (after the learning document's row is stored)."""
         fid = store.new_format_id()
         store.create_format(conn, fid, fingerprint=vector.astype("<f4").tobytes(),
                             meta={"schema": key, **(meta or {})}, status=status)
         version = store.add_version(conn, fid, instructions.to_json(), produced_by=produced_by)
-        self.index.add(fid, vector, {"schema": key})
+        if hold is not None and hold.held:
+            hold.on_release(lambda: self.index.add(fid, vector, {"schema": key}))
+        else:
+            self.index.add(fid, vector, {"schema": key})
         return fid, version
 
     def add_exemplar(self, format_id: str, vector: np.ndarray, key: str) -> None:

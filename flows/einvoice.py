@@ -25,9 +25,10 @@ BT-109 + BT-110 = BT-112) is reported as warnings in the `einvoice` gate's detai
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Iterator, Mapping
 
 from docassay.extractors import einvoice as ei
 from docassay.extractors.document import Document
@@ -39,6 +40,7 @@ from docassay.extractors.instructions.executor import Extraction, execute
 from docassay.extractors.instructions.generator import Generation
 from docassay.extractors.instructions.language import Instructions
 from docassay.extractors.instructions.repair import fix
+from docassay.extractors.library import LearnHold
 from docassay.extractors.spans import DocIndex
 from docassay.flows import front, lifecycle
 from docassay.flows.metering import metered_generate
@@ -428,8 +430,20 @@ def _sender_changed(verdict) -> bool:
     return g is not None and not g.passed
 
 
+@contextmanager
+def _kept(hold: LearnHold) -> Iterator[None]:
+    """Acquire `hold` for a block, leaving it held after the block (its owner releases it); a
+    block that raises releases it at once."""
+    hold.acquire()
+    try:
+        yield
+    except BaseException:
+        hold.release()
+        raise
+
+
 def use_hybrid(found: Found, doc: Document, job: "Job", ctx: "RunContext", row: Row, timer: Any = None, *,
-               data: bytes | None = None) -> None:
+               data: bytes | None = None, hold: LearnHold | None = None) -> None:
     """`--einvoice use` on a PDF with an invoice attached: the XML's record, checked against the
     print, and the page's layout learned (or its known format's instructions improved) from it.
     A known format whose previous documents came from another seller (a look-alike layout: the
@@ -456,8 +470,11 @@ def use_hybrid(found: Found, doc: Document, job: "Job", ctx: "RunContext", row: 
     with front.stage(timer, "fingerprint"):
         vec = fingerprint(doc)
     # Matching, the layout reading and learning hold the library's learn lock (as the pipeline's
-    # new-format path does), so two workers never learn the same layout twice.
-    with ctx.library.learn_lock:
+    # new-format path does), so two workers never learn the same layout twice; a hybrid that learns
+    # a new format keeps it until its row is stored (`hold`: the caller releases it; LearnHold).
+    own = hold is None
+    hold = hold if hold is not None else LearnHold(ctx.library.learn_lock)
+    with _kept(hold):
         known, best_sim = front.match(job, ctx, vec, timer)
         if known is not None:
             probe = _verify_xml_record(job, ctx, target, doc, row.sha256 or "", known.format_id, known.status)
@@ -488,10 +505,13 @@ def use_hybrid(found: Found, doc: Document, job: "Job", ctx: "RunContext", row: 
             format_status = known.status
         if not any(v.severity == "error" for v in diffs):
             with front.stage(timer, "learn"):
-                attempts, learned_more = _learn(found, ix, vec, job, ctx, row, known, gen, layout, verify, printed, fmt, data)
+                attempts, learned_more = _learn(found, ix, vec, job, ctx, row, known, gen, layout, verify, printed, fmt,
+                                                data, hold)
             learned.update(learned_more)
         else:
             learned["learned"] = "no: the print differs from the XML"
+    if own or fmt.get("match") != "new" or not fmt.get("id"):
+        hold.release()                               # no new format: nothing for another worker to wait for
     if fmt.get("match") == "new":
         format_status = None
     verdict = _verify_xml_record(job, ctx, target, doc, row.sha256 or "", fmt.get("id"), format_status)
@@ -539,7 +559,8 @@ def covers(tried: Mapping[str, Any] | None, right: float, total: int) -> bool:
 
 
 def _learn(found: Found, ix: DocIndex, vec, job: "Job", ctx: "RunContext", row: Row, known, gen: Generation | None,
-           layout: Extraction, verify, printed: set[str], fmt: RowFormat, data: bytes | None) -> tuple[int, dict[str, Any]]:
+           layout: Extraction, verify, printed: set[str], fmt: RowFormat, data: bytes | None,
+           hold: LearnHold | None = None) -> tuple[int, dict[str, Any]]:
     """Instructions proven on this hybrid. A known format whose replay reproduces the XML gets the
     page as an exemplar and a golden case; otherwise the page is a layout of its own (the XML says
     the known instructions misread it) and is learned as a new format. Updates `fmt`; returns
@@ -597,7 +618,7 @@ def _learn(found: Found, ix: DocIndex, vec, job: "Job", ctx: "RunContext", row: 
     src = Path(row.source).name
     fid, version = ctx.library.learn(ctx.conn, vec, job.key, proven, produced_by=produced_by,
                                      status=job.policy.new_format_status,
-                                     meta={"first_document": row.sha256, "source": src, "einvoice": True})
+                                     meta={"first_document": row.sha256, "source": src, "einvoice": True}, hold=hold)
     store.set_version_meta(ctx.conn, fid, version, {"reason": "learned from an e-invoice hybrid",
                                                     "source": row.sha256, "source_name": src})
     fmt.update({"id": fid, "version": version, "match": "new"})     # the caller's row gets it (similarity kept)

@@ -31,7 +31,7 @@ from docassay.extractors.errors import InstructionError, ParseError
 from docassay.extractors.instructions.executor import Extraction, execute
 from docassay.extractors.instructions.language import Instructions
 from docassay.extractors.instructions.repair import Change, RepairResult, fix, troubleshoot
-from docassay.extractors.library import FormatMatch
+from docassay.extractors.library import FormatMatch, LearnHold
 from docassay.extractors.spans import DocIndex
 from docassay.flows import doubt, einvoice, front, lifecycle, trust
 from docassay.flows.context import Budget, Job, Reservation, RunContext, open_context
@@ -85,6 +85,16 @@ def process_document(source: str, job: Job, ctx: RunContext, *, data: bytes | No
                      document: Document | None = None) -> Row:
     """Read, match or learn, extract, verify and repair one document. Never raises for bad input."""
     row = Row(source=source)
+    hold = LearnHold(ctx.library.learn_lock)      # a document that learns a format holds it until stored
+    try:
+        _process(source, job, ctx, row, hold, data, document)
+    finally:
+        hold.release()
+    return row
+
+
+def _process(source: str, job: Job, ctx: RunContext, row: Row, hold: LearnHold, data: bytes | None,
+             document: Document | None) -> None:
     found: einvoice.Found | None = None
     timer = Timer()
     t0 = time.perf_counter()
@@ -106,9 +116,9 @@ def process_document(source: str, job: Job, ctx: RunContext, *, data: bytes | No
         if document is not None:
             row.pages = len(document.pages)
             if found is not None and job.einvoice == "use":
-                einvoice.use_hybrid(found, document, job, ctx, row, timer, data=data)
+                einvoice.use_hybrid(found, document, job, ctx, row, timer, data=data, hold=hold)
             else:
-                DocumentRun(job, ctx, row, timer, DocState.of(front.index(document, timer))).extract()
+                DocumentRun(job, ctx, row, timer, DocState.of(front.index(document, timer)), hold=hold).extract()
                 if found is not None:
                     einvoice.check_row(found, job, row)
     except ParseError as exc:
@@ -123,7 +133,6 @@ def process_document(source: str, job: Job, ctx: RunContext, *, data: bytes | No
     row.timings_ms = {k: round(v, 2) for k, v in timer.ms.items()}
     if row.sha256 and row.status != "error":
         _persist(row, row.sha256, job, ctx, timer, source, data)
-    return row
 
 
 def _persist(row: Row, sha256: str, job: Job, ctx: RunContext, timer: Timer, source: str, data: bytes | None) -> None:
@@ -159,8 +168,10 @@ class DocumentRun:
     and sets the document's state `d` and finishes the `row`. `check` verifies a record as this
     document's stages see it at that moment (its history and format status)."""
 
-    def __init__(self, job: Job, ctx: RunContext, row: Row, timer: Timer, d: DocState) -> None:
+    def __init__(self, job: Job, ctx: RunContext, row: Row, timer: Timer, d: DocState,
+                 hold: LearnHold | None = None) -> None:
         self.job, self.ctx, self.row, self.timer, self.d = job, ctx, row, timer, d
+        self.hold = hold if hold is not None else LearnHold(ctx.library.learn_lock)
 
     # -- verification and the end of a row ----------------------------------------------------
 
@@ -185,18 +196,20 @@ class DocumentRun:
     # -- the stages ------------------------------------------------------------------------------
 
     def extract(self) -> None:
-        """Match the document; replay a known format, or learn a new one under the learn lock."""
+        """Match the document; replay a known format, or learn a new one under the learn lock
+        (held until the row is stored: `LearnHold`)."""
         job, ctx = self.job, self.ctx
         known, best_sim = front.match(job, ctx, self.d.vec, self.timer)
         if known is not None:
             self.known_path(known, best_sim)
             return
-        with ctx.library.learn_lock:
-            # Another worker may have learned this format while we waited for the lock.
-            known, best_sim = front.match(job, ctx, self.d.vec, self.timer)
-            if known is None:
-                self.learn(best_sim, None)
-                return
+        self.hold.acquire()
+        # Another worker may have learned this format while we waited for the lock.
+        known, best_sim = front.match(job, ctx, self.d.vec, self.timer)
+        if known is None:
+            self.learn(best_sim, None)
+            return
+        self.hold.release()
         self.known_path(known, best_sim)
 
     def known_path(self, known: FormatMatch, best_sim: float) -> None:
@@ -210,8 +223,8 @@ class DocumentRun:
         if result is None:
             return
         if self.d.other_layout:
-            with self.ctx.library.learn_lock:
-                self.learn(best_sim, result)
+            self.hold.acquire()
+            self.learn(best_sim, result)
             return
         self.finish(result, repaired=False)
 
@@ -362,7 +375,7 @@ class DocumentRun:
             with timer.stage("learn"):
                 produced_by = job.generator + ("+fixer" if result.changes else "")
                 fid, version = ctx.library.learn(ctx.conn, d.vec, job.key, result.instructions, produced_by=produced_by,
-                                                 status=status,
+                                                 status=status, hold=self.hold,
                                                  meta={"first_document": d.doc.sha256, "source": Path(row.source).name})
                 store.set_version_meta(ctx.conn, fid, version, {"reason": "first document", "source": d.doc.sha256,
                                                                 "source_name": Path(row.source).name})
