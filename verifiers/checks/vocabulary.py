@@ -60,7 +60,11 @@ MEANINGS: dict[str, tuple[str, ...]] = {
                  "zahlbar am", "date d echeance", "echeance", "a payer avant le", "date limite de paiement",
                  "vervaldatum", "uiterste betaaldatum", "te betalen voor", "fecha de vencimiento",
                  "vencimiento", "tarikh akhir", "zahlbar", "payable on or before", "payable before", "pay before",
-                 "due by", "a regler avant", "te voldoen voor", "betrag bis zum", "bis spatestens"),
+                 "due by", "a regler avant", "te voldoen voor", "betrag bis zum", "bis spatestens",
+                 # a due date printed in a payment sentence or under a short label
+                 "remit payment by", "vervaldag", "te voldoen op", "uiterlijk te voldoen op", "betalen voor",
+                 "betaling voor", "payable le", "au plus tard le", "date limite de reglement", "vence",
+                 "vence el", "fecha limite de pago", "fecha de pago", "pagar antes del", "pago antes del"),
     "delivery_date": ("delivery date", "date of delivery", "delivered", "ship date", "shipping date",
                       "service date", "date of supply", "supply date", "service period", "lieferdatum",
                       "leistungsdatum", "liefer und leistungsdatum", "leistungszeitraum", "lieferzeitraum",
