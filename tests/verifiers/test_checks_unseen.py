@@ -296,3 +296,11 @@ def test_buyer_elsewhere_says_nothing_for_the_buyers_own_block_or_one_company():
     # a buyer's name under the buyer's own heading is not judged
     doc = page_doc(PAGE)
     assert P.buyer_elsewhere(ctx(GOOD, doc=doc, evidence={"buyer_name": at(doc, "buyer_name", "Kunden AG Mitte")})) == []
+
+
+def test_buyer_elsewhere_a_share_capital_notice_is_no_company_block():
+    lines = [line for line in _DELIVERY_BELOW if line[1] not in (60, 72, 84)] + [
+        (50, 300, "SAS au capital de 1 000 €"), (50, 312, "12 Rue de la Paix"), (50, 324, "75002 Paris")]
+    doc = page_doc(lines)
+    ev = {"buyer_name": at(doc, "buyer_name", "Müller Systeme SA")}
+    assert P.buyer_elsewhere(ctx(dict(GOOD, buyer_name="Müller Systeme SA"), doc=doc, evidence=ev)) == []

@@ -12,7 +12,8 @@
                     another company name (a legal form) heading an address in no delivery,
                     seller or bank block, that is neither this name nor the seller's: fail, on
                     the buyer's name (the delivery recipient read for the buyer, whose own
-                    block is printed without a caption). Only fails; nothing when the name is
+                    block is printed without a caption; a line with a figure, such as a
+                    share-capital notice, is no name). Only fails; nothing when the name is
                     not under a delivery heading, or when no such other block is printed.
 
     party_printed   a party's name the record leaves empty (an optional seller or buyer name)
@@ -159,6 +160,7 @@ def party_printed(ctx: VerifyContext) -> list[Signal]:
     return out
 
 
+_DIGIT = re.compile(r"\d")
 # Blocks a buyer's own (uncaptioned) block is not in.
 _NOT_THE_BUYERS_BLOCK = ("delivery", "seller", "bank", "contact")
 
@@ -185,8 +187,8 @@ def _company_blocks(page, skip: tuple[str, ...]):
     lines = getattr(page, "lines", None) or []
     for li in range(len(lines) - 1):
         for x0, x1, t in _cells(page, li):
-            if not has_legal_form(t) or any(m in skip for m, *_ in meanings_in(t)):
-                continue
+            if not has_legal_form(t) or _DIGIT.search(t) or any(m in skip for m, *_ in meanings_in(t)):
+                continue                 # a figure: a registry or share-capital line ("SAS au capital de 1 000 €")
             below = [c for lj in range(li + 1, min(li + 3, len(lines))) for c in _cells(page, lj)
                      if min(c[1], x1) - max(c[0], x0) > 0]
             if not any(_address_start(c[2]) for c in below[:2]):
