@@ -87,6 +87,11 @@ def test_name_label_prefix():
 def test_vocabulary_knows_the_delivery_and_due_cues():
     assert meanings_in("LIVRÉ À:")[0][0] == "delivery"
     assert meanings_in("Payable on or before 06/01/18")[0][0] == "due_date"
+    for heading in ("Verzendadres:", "Leveradres", "Entregar en:", "Dirección de envío"):
+        assert meanings_in(heading)[0][0] == "delivery", heading
+    assert meanings_in("Grondslag:")[0][0] == "net_total"           # the tax base: the net total
+    for cue in ("Vervaldag:", "Uiterlijk te voldoen op", "Payable le", "Vence:", "Fecha límite de pago:"):
+        assert meanings_in(cue)[0][0] == "due_date", cue
 
 
 def test_label_printed_on_the_line_and_on_the_next_line():
