@@ -13,6 +13,8 @@ not depend on the weights being trained):
     dev-invoices/dev-tune, dev-receipts/dev-tune the tune split (bench/splits.py)       -> training
     synth-*-unseen                               unseen synthetic formats               -> measured
     dev-*/dev-holdout                            never tuned on                         -> measured
+    dev-invoices-print/<split>                   the split's invoices, attachments removed (opt-in,
+                                                 `--parts dev-invoices-print.dev-tune`; in no default)
 
 Each part is its own pass, so no holdout document is learned from and replayed on a tune one.
 `train` fits on the training parts only; the seed fixes the synthetic documents, the fit has no
@@ -34,7 +36,7 @@ import json
 import os
 import sys
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Iterable
 
@@ -83,10 +85,38 @@ class DocFields:
     features: dict        # field -> features
 
 
-def _parts_docs(s: Session, part: str) -> list[BenchDoc]:
+# `dev-invoices-print.<split>`: the dev invoices of the split with their e-invoice attachments
+# removed (the print-only copies bench/einvoice.py makes), so only the printed page is read.
+PRINT_SUFFIX = "-print"
+
+
+def part_set(part: str) -> tuple[str, str, bool]:
+    """(set name, split or "", print-only?) of a part name such as `dev-invoices-print.dev-tune`."""
     set_name, _, split = part.partition(".")
+    printed = set_name.endswith(PRINT_SUFFIX)
+    return (set_name[: -len(PRINT_SUFFIX)] if printed else set_name), split, printed
+
+
+def print_only(docs: list[BenchDoc], folder: Path) -> list[BenchDoc]:
+    """Copies of `docs` in `folder` without their attachments (a PDF that carries none is kept)."""
+    from docassay.extractors.synth.einvoice import strip_attachments
+    folder.mkdir(parents=True, exist_ok=True)
+    out = []
+    for d in docs:
+        if not d.path.lower().endswith(".pdf"):
+            out.append(d)
+            continue
+        p = folder / Path(d.path).name
+        p.write_bytes(strip_attachments(Path(d.path).read_bytes()))
+        out.append(replace(d, path=str(p)))
+    return out
+
+
+def _parts_docs(s: Session, part: str) -> list[BenchDoc]:
+    set_name, split, printed = part_set(part)
     docs = s.docs(set_name)
-    return select(docs, split) if split else docs
+    docs = select(docs, split) if split else docs
+    return print_only(docs, s.scratch / "print-only" / (split or set_name)) if printed else docs
 
 
 def collect(out: Path, *, synth: SynthSize, generator: str, parts: tuple[str, ...], limit: int | None,
@@ -350,7 +380,8 @@ def main(argv: list[str] | None = None) -> int:
         c.add_argument("--generator", default="model", choices=("model", "baseline"))
         c.add_argument("--limit", type=int, default=None, help="first N documents of each set (smoke runs)")
         default_parts = EVAL_PARTS if name == "evaluate" else PARTS
-        c.add_argument("--parts", nargs="*", default=list(default_parts), help=f"default: {' '.join(default_parts)}")
+        c.add_argument("--parts", nargs="*", default=list(default_parts), help=f"default: {' '.join(default_parts)}; also dev-invoices-print.<split> "
+                            "(the split's invoices with their e-invoice attachments removed)")
         c.add_argument("--target", type=float, default=DEFAULT_MIN_CONFIDENCE if name == "evaluate" else 0.0)
         c.add_argument("--weights", type=Path, default=DEFAULT_WEIGHTS,
                        help="the calibrator the passes decide with ($DOCASSAY_CALIBRATOR in the pass processes)")

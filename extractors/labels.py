@@ -44,6 +44,9 @@ LEXICON: dict[str, tuple[str, ...]] = {
         "date d echeance", "echeance", "a payer avant le", "date limite de paiement",
         "fecha de vencimiento", "vencimiento", "pagar antes de",
         "vervaldatum", "uiterste betaaldatum", "te betalen voor", "tarikh akhir",
+        "vervaldag", "uiterlijk te voldoen op", "te voldoen op", "te voldoen voor", "betaling voor",
+        "payable le", "au plus tard le", "date limite de reglement", "vence", "fecha limite de pago",
+        "pagar antes del", "pago antes del", "remit payment by",
     ),
     "seller_name": (
         "seller", "vendor", "supplier", "from", "sold by", "issued by", "company", "name",
@@ -74,7 +77,7 @@ LEXICON: dict[str, tuple[str, ...]] = {
         "summe positionen", "positionssumme", "rechnungssumme ohne ust", "rechnungssumme netto", "summe ohne ust",
         "gesamtsumme netto", "nettorechnungsbetrag", "total without vat", "total ex vat", "total", "montant ht", "sous total", "total hors taxes",
         "base imponible", "subtotal", "importe neto", "total sin iva",
-        "totaal excl btw", "netto bedrag", "subtotaal", "totaal exclusief btw",
+        "totaal excl btw", "netto bedrag", "subtotaal", "totaal exclusief btw", "grondslag",
         "jumlah kecil", "total excluding gst",
     ),
     "tax_total": (

@@ -23,3 +23,15 @@ LABELS = (fold_label("Rechnungsnummer"), fold_label("Rechnung Nr"), fold_label("
 ])
 def test_label_score(text: str, score: float, label: str) -> None:
     assert label_score(text, LABELS) == (score, label)
+
+
+@pytest.mark.parametrize("text, concept", [
+    ("Vervaldag:", "due_date"), ("Uiterlijk te voldoen op", "due_date"), ("Paiement attendu au plus tard le", "due_date"),
+    ("Se ruega el pago antes del", "due_date"), ("Please remit payment by", "due_date"), ("Grondslag:", "net_total"),
+])
+def test_the_lexicon_reads_the_due_date_and_tax_base_cues(text: str, concept: str) -> None:
+    from docassay.extractors.labels import LEXICON
+    own = label_score(text, tuple(fold_label(x) for x in LEXICON[concept]))[0]
+    assert own >= 0.75, (text, own)
+    rivals = [c for c in ("issue_date", "due_date", "net_total", "gross_total", "tax_total") if c != concept]
+    assert all(label_score(text, tuple(fold_label(x) for x in LEXICON[c]))[0] < own for c in rivals)

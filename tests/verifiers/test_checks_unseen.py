@@ -87,6 +87,11 @@ def test_name_label_prefix():
 def test_vocabulary_knows_the_delivery_and_due_cues():
     assert meanings_in("LIVRÉ À:")[0][0] == "delivery"
     assert meanings_in("Payable on or before 06/01/18")[0][0] == "due_date"
+    for heading in ("Verzendadres:", "Leveradres", "Entregar en:", "Dirección de envío"):
+        assert meanings_in(heading)[0][0] == "delivery", heading
+    assert meanings_in("Grondslag:")[0][0] == "net_total"           # the tax base: the net total
+    for cue in ("Vervaldag:", "Uiterlijk te voldoen op", "Payable le", "Vence:", "Fecha límite de pago:"):
+        assert meanings_in(cue)[0][0] == "due_date", cue
 
 
 def test_label_printed_on_the_line_and_on_the_next_line():
@@ -103,6 +108,25 @@ def test_label_printed_a_due_date_in_the_payment_sentence():
     rec = {k: v for k, v in GOOD.items() if k != "due_date"}
     doc = page_doc([(50, 60, "Rechnung Nr. 471102"), (50, 80, "Bitte überweisen Sie den Betrag bis zum 31. Mai 2017 .")])
     assert by(P.label_printed(ctx(rec, doc=doc)), "due_date", "label_printed") == ["fail"]
+
+
+@pytest.mark.parametrize("lines", [
+    [(400, 120, "Vervaldag:"), (400, 132, "14.11.2025")],                     # a short label over its value
+    [(50, 300, "Uiterlijk te voldoen op 7-5-2023")],                           # the payment sentence
+    [(50, 300, "Graag betaling voor 7-5-2023 o.v.v. het factuurnummer.")],
+    [(50, 300, "Paiement attendu au plus tard le 07/05/2023.")],
+    [(50, 300, "Se ruega el pago antes del 07/05/2023.")],
+    [(50, 300, "Fecha límite de pago: 07/05/2023")],
+    [(50, 300, "Please remit payment by 05/07/2023.")],
+])
+def test_label_printed_a_due_date_under_other_words_of_the_languages(lines):
+    rec = {k: v for k, v in GOOD.items() if k != "due_date"}
+    doc = page_doc([(50, 60, "Rechnung Nr. 471102")] + lines)
+    assert by(P.label_printed(ctx(rec, doc=doc)), "due_date", "label_printed") == ["fail"]
+    # the same words before no date say nothing
+    doc = page_doc([(50, 60, "Rechnung Nr. 471102")] + [(x, y, t.split(" 0")[0].split(" 7-")[0].split(" 14.")[0])
+                                                          for x, y, t in lines if not t[:2].isdigit()])
+    assert by(P.label_printed(ctx(rec, doc=doc)), "due_date", "label_printed") == []
 
 
 def test_label_printed_says_nothing_when_the_value_is_there_or_the_label_is_not():
@@ -240,3 +264,48 @@ def test_the_invoice_a_credit_note_refers_to_is_another_number():
     from docassay.verifiers.checks.labels import nearest_meanings
     assert nearest_meanings("Réf. facture")[0] == {"other_number"}
     assert nearest_meanings("N° de facture")[0] == {"document_number"}
+
+
+# The buyer's block printed without a caption, a delivery block under it (a layout nobody tuned for).
+_DELIVERY_BELOW = [(50, 40, "Lieferant GmbH · Lieferantenstraße 20 · 80333 München"),
+                   (50, 60, "Reinigung Hoffmann SA"), (50, 72, "Schulring 85"), (50, 84, "7853 Luzern"),
+                   (50, 120, "Lieferanschrift"), (50, 132, "Müller Systeme SA"), (50, 144, "Bergweg 51"),
+                   (50, 156, "8084 Lausanne"), (400, 60, "Rechnung Nr. 471102")]
+
+
+def test_buyer_elsewhere_the_delivery_recipient_read_for_the_buyer():
+    doc = page_doc(_DELIVERY_BELOW)
+    rec = dict(GOOD, buyer_name="Müller Systeme SA")
+    c = ctx(rec, doc=doc, evidence={"buyer_name": at(doc, "buyer_name", "Müller Systeme SA", how="position")})
+    s = P.buyer_elsewhere(c)
+    assert by(s, "buyer_name", "buyer_elsewhere") == ["fail"] and "Reinigung Hoffmann SA" in s[0].detail, s
+    assert_conformant(P.buyer_elsewhere, c)
+
+
+def test_buyer_elsewhere_says_nothing_for_the_buyers_own_block_or_one_company():
+    doc = page_doc(_DELIVERY_BELOW)
+    rec = dict(GOOD, buyer_name="Reinigung Hoffmann SA")                         # the right block: no heading above
+    assert P.buyer_elsewhere(ctx(rec, doc=doc, evidence={"buyer_name": at(doc, "buyer_name", "Reinigung Hoffmann SA")})) == []
+    # delivery to the buyer itself: the same name in both blocks
+    same = [line if line[2] != "Müller Systeme SA" else (50, 132, "Reinigung Hoffmann SA") for line in _DELIVERY_BELOW]
+    doc = page_doc(same)
+    ev = {"buyer_name": at(doc, "buyer_name", "Reinigung Hoffmann SA", occurrence=1)}
+    assert P.buyer_elsewhere(ctx(dict(GOOD, buyer_name="Reinigung Hoffmann SA"), doc=doc, evidence=ev)) == []
+    # no other company block on the page (only the seller's, or a bank holder's)
+    alone = [line for line in _DELIVERY_BELOW if line[1] not in (60, 72, 84)] + [
+        (400, 200, "Lieferant GmbH"), (400, 212, "Lieferantenstraße 20"),
+        (400, 240, "Kontoinhaber: Hoffmann Holding AG"), (400, 252, "Bankstraße 2")]
+    doc = page_doc(alone)
+    ev = {"buyer_name": at(doc, "buyer_name", "Müller Systeme SA")}
+    assert P.buyer_elsewhere(ctx(dict(GOOD, buyer_name="Müller Systeme SA"), doc=doc, evidence=ev)) == []
+    # a buyer's name under the buyer's own heading is not judged
+    doc = page_doc(PAGE)
+    assert P.buyer_elsewhere(ctx(GOOD, doc=doc, evidence={"buyer_name": at(doc, "buyer_name", "Kunden AG Mitte")})) == []
+
+
+def test_buyer_elsewhere_a_share_capital_notice_is_no_company_block():
+    lines = [line for line in _DELIVERY_BELOW if line[1] not in (60, 72, 84)] + [
+        (50, 300, "SAS au capital de 1 000 €"), (50, 312, "12 Rue de la Paix"), (50, 324, "75002 Paris")]
+    doc = page_doc(lines)
+    ev = {"buyer_name": at(doc, "buyer_name", "Müller Systeme SA")}
+    assert P.buyer_elsewhere(ctx(dict(GOOD, buyer_name="Müller Systeme SA"), doc=doc, evidence=ev)) == []

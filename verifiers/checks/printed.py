@@ -7,6 +7,15 @@
                     empty field. Nothing when the label is not printed (absent is no evidence),
                     and nothing for a field that holds a value.
 
+    buyer_elsewhere a buyer's name read under a delivery heading ("Lieferanschrift", "Ship to"),
+                    and not printed under the buyer's heading too, while the first page prints
+                    another company name (a legal form) heading an address in no delivery,
+                    seller or bank block, that is neither this name nor the seller's: fail, on
+                    the buyer's name (the delivery recipient read for the buyer, whose own
+                    block is printed without a caption; a line with a figure, such as a
+                    share-capital notice, is no name). Only fails; nothing when the name is
+                    not under a delivery heading, or when no such other block is printed.
+
     party_printed   a party's name the record leaves empty (an optional seller or buyer name)
                     while the first page prints a company name (it carries a legal form:
                     verifiers.checks.names) heading an address (the next line reads as a street
@@ -27,13 +36,14 @@ import re
 from docassay.verifiers.checks.fields import roles_of
 from docassay.verifiers.checks.labels import nearest_meanings
 from docassay.verifiers.checks.names import has_legal_form
-from docassay.verifiers.checks.page import doc_lines
+from docassay.verifiers.checks.page import Place, doc_lines, heading_above, place
 from docassay.verifiers.checks.plausibility import address_verdict
+from docassay.verifiers.checks.roles import also_under
 from docassay.verifiers.checks.signal import Signal
 from docassay.verifiers.checks.vocabulary import ROLE_MEANING, SUPPORTS, fold, meanings_in
 from docassay.verifiers.context import VerifyContext
 
-__all__ = ["label_printed", "party_printed", "value_after", "CHECKS", "CHECKED_ROLES"]
+__all__ = ["label_printed", "party_printed", "buyer_elsewhere", "value_after", "CHECKS", "CHECKED_ROLES"]
 
 _MONTH = r"[^\W\d_]{3,10}\.?"
 _PATTERNS = {
@@ -150,4 +160,66 @@ def party_printed(ctx: VerifyContext) -> list[Signal]:
     return out
 
 
-CHECKS = (("label_printed", label_printed), ("party_printed", party_printed))
+_DIGIT = re.compile(r"\d")
+# Blocks a buyer's own (uncaptioned) block is not in.
+_NOT_THE_BUYERS_BLOCK = ("delivery", "seller", "bank", "contact")
+
+
+def _cells(page, li: int) -> list[tuple[float, float, str]]:
+    """The cells of line `li` of `page`: runs of words split where the gap exceeds two line heights."""
+    lines = getattr(page, "lines", None) or []
+    words = getattr(page, "words", None) or []
+    ws = sorted((words[i] for i in getattr(lines[li], "word_ids", ()) if 0 <= i < len(words)), key=lambda w: w.bbox.x0)
+    cells: list[list] = []
+    for w in ws:
+        em = max(w.bbox.y1 - w.bbox.y0, 1.0)
+        if cells and w.bbox.x0 - cells[-1][-1].bbox.x1 <= 2 * em:
+            cells[-1].append(w)
+        else:
+            cells.append([w])
+    return [(c[0].bbox.x0, c[-1].bbox.x1, " ".join(w.text for w in c)) for c in cells]
+
+
+def _company_blocks(page, skip: tuple[str, ...]):
+    """(line index, text, heading meaning or None) of each cell of `page` that prints a company
+    name (a legal form) over an address (one of the next two lines of its column reads as one),
+    on no line of the `skip` meanings."""
+    lines = getattr(page, "lines", None) or []
+    for li in range(len(lines) - 1):
+        for x0, x1, t in _cells(page, li):
+            if not has_legal_form(t) or _DIGIT.search(t) or any(m in skip for m, *_ in meanings_in(t)):
+                continue                 # a figure: a registry or share-capital line ("SAS au capital de 1 000 €")
+            below = [c for lj in range(li + 1, min(li + 3, len(lines))) for c in _cells(page, lj)
+                     if min(c[1], x1) - max(c[0], x0) > 0]
+            if not any(_address_start(c[2]) for c in below[:2]):
+                continue
+            h = heading_above(Place(page, li, float(x0), float(x1), "", "", t))
+            yield li, t, (h[0] if h else None)
+
+
+def buyer_elsewhere(ctx: VerifyContext) -> list[Signal]:
+    by_role = roles_of(ctx.schema).by_field
+    field_of = {role: f for f, role in by_role.items()}
+    out = []
+    for f, role in by_role.items():
+        value = ctx.record.get(f)
+        if role != "buyer_name" or not isinstance(value, str) or not value.strip():
+            continue
+        p = place(ctx, f)
+        h = heading_above(p) if p is not None else None
+        if h is None or h[0] != "delivery" or also_under(ctx, p, value, "buyer") is not None:
+            continue
+        seller = ctx.record.get(field_of.get("seller_name", ""))
+        mine = [fold(x) for x in (value, seller) if isinstance(x, str) and fold(x)]
+        for li, t, meaning in _company_blocks(p.page, ("bank", "contact", "seller", "delivery")):
+            ft = fold(t)
+            if meaning in _NOT_THE_BUYERS_BLOCK or any(m in ft or ft in m for m in mine):
+                continue
+            out.append(Signal(f, "buyer_elsewhere", "fail",
+                              f"read under {h[1][:30]!r} (delivery), while {t[:50]!r} heads an address "
+                              + (f"under {meaning!r}" if meaning else "without a caption") + f" (line {li + 1})"))
+            break
+    return out
+
+
+CHECKS = (("label_printed", label_printed), ("party_printed", party_printed), ("buyer_elsewhere", buyer_elsewhere))
