@@ -16,6 +16,7 @@ from docassay.extractors.document import Document
 from docassay.extractors.instructions import baseline, invoice_reading
 from docassay.extractors.instructions.address_priors import address_priors
 from docassay.extractors.instructions.amount_roles import total_priors
+from docassay.extractors.instructions.date_priors import date_priors
 from docassay.extractors.instructions.delimit import refine_rule
 from docassay.extractors.instructions.executor import Extraction, execute, execute_table
 from docassay.extractors.instructions.language import Column, Instructions, Locale, TableRule
@@ -123,8 +124,9 @@ def generate(doc: Document | DocIndex, schema: Mapping[str, object], *, scorer: 
 
 def receipt_priors(ix: DocIndex, specs: list[FieldSpec], ranked: dict[str, list[Proposal]]) -> dict[str, list[Proposal]]:
     """The receipt fields' priors after any scorer: the total by the roles of the amounts, the
-    company and the address by what and where their lines are (each keeps its field's level)."""
-    return address_priors(ix, specs, company_priors(ix, specs, total_priors(ix, specs, ranked)))
+    company and the address by what and where their lines are, the date by its label (no expiry
+    date; each keeps its field's level)."""
+    return date_priors(ix, specs, address_priors(ix, specs, company_priors(ix, specs, total_priors(ix, specs, ranked))))
 
 
 def _cost(scorer: Scorer, ix: DocIndex, specs: list[FieldSpec], proposals: dict[str, list[Proposal]]) -> tuple[int, int]:

@@ -275,3 +275,24 @@ def test_arithmetic_all_taxes_added_and_cash_rounded():
                             (40, 124, "GROSS AMT :"), (300, 124, "47.80"), (40, 136, "SVR TAX :"), (300, 136, "2.87"),
                             (40, 148, "GST (6%) :"), (300, 148, "2.86"), (40, 160, "NET AMT :"), (300, 160, "53.55")]))
     assert generate(ix, SCHEMA).extraction.record["total"] == 53.55
+
+
+@pytest.mark.parametrize("label,expiry", [
+    ("CARD EXPIRY:", True), ("EXP DATE", True), ("Exp.", True), ("VALID THRU", True), ("Gültig bis", True),
+    ("geldig tot", True), ("Date d'expiration", True), ("DATE:", False), ("TIME", False), ("EXPRESS DATE", False),
+    ("", False),
+])
+def test_means_expiry(label, expiry):
+    from docassay.extractors.instructions.date_priors import means_expiry
+    assert means_expiry(label) is expiry
+
+
+@pytest.mark.parametrize("which", ["baseline", "ranker"])
+def test_a_card_expiry_date_is_no_receipt_date(which):
+    from docassay.extractors.instructions.model_scorer import model_scorer
+    rows = [(40, 100, "NORTHWIND BAKERY SDN BHD"), (40, 112, "NO 7, JALAN MAWAR 2, 40000 SHAH ALAM"),
+            (40, 124, "01/03/18 19:14"), (40, 136, "BREAD"), (300, 136, "4.90"), (40, 148, "TOTAL"),
+            (300, 148, "4.90"), (40, 160, "VISA CARD"), (300, 160, "4.90"), (40, 172, "CARD EXPIRY: 30/09/18")]
+    ix = DocIndex(make_doc(rows))
+    rec = generate(ix, SCHEMA, scorer=None if which == "baseline" else model_scorer()).extraction.record
+    assert rec["date"] == "2018-03-01"

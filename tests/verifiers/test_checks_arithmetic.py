@@ -152,6 +152,35 @@ def test_total_covers_tax():
     assert A.total_covers_tax(ctx(dict(rec, total=0.93), schema=RECEIPT, doc=incl)) == []
 
 
+def test_total_covers_subtotal():
+    doc = page_doc([(50, 50, "YELLOW LAKSA RM11.60"), (50, 70, "CENDOL RM5.30"), (50, 90, "SUBTOTAL RM53.60"),
+                    (50, 110, "CASH RM100.00"), (50, 130, "CHANGE RM46.40"), (50, 150, "TAXABLE AMOUNT RM50.57")])
+    rec = {"company": "LITTLE CRAVINGS SDN BHD", "date": "2018-03-18", "total": 11.6}
+    fails = A.total_covers_subtotal(ctx(rec, schema=RECEIPT, doc=doc))
+    assert by(fails, "total", "total_covers_subtotal") == ["fail"] and "53.60" in fails[0].detail
+    assert A.total_covers_subtotal(ctx(dict(rec, total=46.4), schema=RECEIPT, doc=doc))[0].outcome == "fail"  # the change
+    assert A.total_covers_subtotal(ctx(dict(rec, total=53.6), schema=RECEIPT, doc=doc)) == []   # the subtotal itself
+    assert A.total_covers_subtotal(ctx(dict(rec, total=100.0), schema=RECEIPT, doc=doc)) == []  # only fails
+    assert A.total_covers_subtotal(ctx(dict(rec, total=53.55), schema=RECEIPT, doc=doc)) == []  # a cash rounding
+    assert A.total_covers_subtotal(ctx(dict(rec, total=-11.6), schema=RECEIPT, doc=doc)) == []  # a refund: not judged
+    assert A.total_covers_subtotal(ctx(rec, schema=RECEIPT)) == []                              # no document
+    # what is taken off a subtotal: a discount, a promotion, a voucher, a negative amount
+    for off in ("DISCOUNT 34.00", "CASH PROMOTION 34.00", "VOUCHER 10.00", "ITEM VOID -5.00", "LESS (5.00)"):
+        taken = page_doc([(50, 50, "SUBTOTAL: 251.00"), (50, 70, off), (50, 90, "TOTAL INCLUSIVE GST: 217.00")])
+        assert A.total_covers_subtotal(ctx(dict(rec, total=217.0), schema=RECEIPT, doc=taken)) == [], off
+    # a total label, a tax line and a summary row are no subtotal
+    rows = page_doc([(50, 50, "TOTAL 12.88"), (50, 70, "GST 6% 0.77"), (50, 90, "6% 12.88 0.77 13.65")])
+    assert A.total_covers_subtotal(ctx(dict(rec, total=0.77), schema=RECEIPT, doc=rows)) == []
+    assert_conformant(A.total_covers_subtotal, ctx(rec, schema=RECEIPT, doc=doc))
+
+
+def test_total_covers_subtotal_on_an_invoice_page():
+    doc = page_doc()                                                    # prints "Nettobetrag 473,00"
+    assert A.total_covers_subtotal(ctx(GOOD, doc=doc)) == []
+    s = A.total_covers_subtotal(ctx(dict(GOOD, gross_total=89.87), doc=doc))
+    assert by(s, "gross_total", "total_covers_subtotal") == ["fail"]
+
+
 def test_total_covers_tax_on_an_invoice_page():
     doc = page_doc()                                                    # prints "MwSt 19 % 89,87"
     assert A.total_covers_tax(ctx(GOOD, doc=doc)) == []

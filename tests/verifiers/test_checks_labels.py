@@ -79,6 +79,31 @@ def test_total_last():
     assert by(L.total_last(alone), "total", "total_last") == ["pass"]
 
 
+def test_total_rival_label():
+    doc = page_doc([(50, 40, "TOTAL INCL. GST@6% RM 48.10"), (50, 60, "CASH RM 50.20"), (50, 80, "CHANGE RM 2.10"),
+                    (50, 100, "ROUNDING RM 48.10")])
+    cash = ctx({"total": 50.2}, schema=RECEIPT, doc=doc, evidence={"total": at(doc, "total", "50.20")})
+    s = L.total_rival_label(cash)
+    assert by(s, "total", "total_rival_label") == ["fail"] and "48.10" in s[0].detail
+    change = ctx({"total": 2.1}, schema=RECEIPT, doc=doc, evidence={"total": at(doc, "total", "2.10")})
+    assert by(L.total_rival_label(change), "total", "total_rival_label") == ["fail"]
+    total = ctx({"total": 48.1}, schema=RECEIPT, doc=doc, evidence={"total": at(doc, "total", "48.10")})
+    assert L.total_rival_label(total) == []                                          # labelled the total
+    rounded = ctx({"total": 48.1}, schema=RECEIPT, doc=doc, evidence={"total": at(doc, "total", "48.10", occurrence=1)})
+    assert L.total_rival_label(rounded) == []                                        # the total's amount again
+    near = page_doc([(50, 40, "TOTAL SALES (INCLUSIVE GST) RM 181.98"), (50, 60, "ROUNDING RM 182.00")])
+    c = ctx({"total": 182.0}, schema=RECEIPT, doc=near, evidence={"total": at(near, "total", "182.00")})
+    assert L.total_rival_label(c) == []                                              # a cash rounding
+    only = page_doc([(50, 40, "SUBTOTAL 13.50"), (50, 60, "CASH 13.50")])
+    c = ctx({"total": 13.5}, schema=RECEIPT, doc=only, evidence={"total": at(only, "total", "13.50")})
+    assert L.total_rival_label(c) == []                                              # no total line: the subtotal is it
+    row = page_doc([(50, 40, "TOTAL: 96.00 5.76"), (50, 60, "GST 5.76")])
+    c = ctx({"total": 5.76}, schema=RECEIPT, doc=row, evidence={"total": at(row, "total", "5.76", occurrence=1)})
+    assert L.total_rival_label(c) == []                                              # a summary row is no total line
+    assert L.total_rival_label(ctx({"total": 50.2}, schema=RECEIPT)) == []            # no document
+    assert_conformant(L.total_rival_label, cash)
+
+
 def test_card_expiry_is_no_issue_date():
     doc = page_doc([(50, 40, "CARD EXPIRY: 30/09/18")])
     c = ctx({"date": "2018-09-30"}, schema=RECEIPT, doc=doc, evidence={"date": at(doc, "date", "30/09/18")})

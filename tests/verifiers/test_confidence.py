@@ -261,3 +261,18 @@ def test_a_doubt_check_makes_a_field_doubtful_whatever_its_confidence():
     person = dict(bases, issue_date=FieldBasis("issue_date", "date", True, "2018-09-29", [fail],
                                                {"bias": 1.0, "how:person": 1.0}))
     assert assess(person, cal, ConfidencePolicy(default=0.3))["issue_date"].status == "verified"   # a person's value
+
+
+def test_a_total_below_a_printed_subtotal_or_a_column_of_a_row_is_doubtful():
+    from docassay.verifiers.checks import Signal
+    from docassay.verifiers.confidence.decision import DOUBT_CAP, assess
+    from docassay.verifiers.confidence.features import FieldBasis
+    cal = Calibrator({POOLED: FamilyModel(["bias"], [6.0])})
+    fail = Signal("total", "total_covers_subtotal", "fail", "total 11.6 is less than the subtotal printed on 'SUBTOTAL RM53.60'")
+    bases = {"total": FieldBasis("total", "amount", True, 11.6, [fail], {"bias": 1.0})}
+    out = assess(bases, cal, ConfidencePolicy(default=0.3), required=("total",))
+    assert out["total"].status == "doubtful" and out["total"].confidence == DOUBT_CAP
+    column = Signal("total", "total_last", "fail", "one column of '6%   12.88   0.77', not its last amount")
+    out = assess({"total": FieldBasis("total", "amount", True, 12.88, [column], {"bias": 1.0})}, cal,
+                 ConfidencePolicy(default=0.3), required=("total",))
+    assert out["total"].status == "doubtful" and out["total"].confidence == DOUBT_CAP

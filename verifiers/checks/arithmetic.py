@@ -23,6 +23,13 @@
                       the record's own tax total need not be read (receipts have none). A line
                       that also names a total, subtotal, payment or discount ("SUB-TOTAL (GST)
                       12.19"), a negative tax (a returned item's) and a negative total: not judged
+    total_covers_subtotal  the gross total is at least every subtotal the document prints (a line
+                      whose last amount is labelled a net total: "SUBTOTAL RM53.60", "TAXABLE
+                      AMOUNT 50.57", "Zwischensumme 120,00"), less a cash rounding
+                      (`ROUNDING_SLACK`): a smaller one is an item's price, the change, a tax or
+                      a rounding line read as the total: fail. Only fails. A document that prints
+                      a discount, savings, promotion, voucher or deposit cue or a negative amount
+                      anywhere (what is taken off a subtotal) and a negative total are not judged
 
 Fields by role (verifiers.checks.fields): net_total, tax_total, gross_total; arrays with
 line_total / quantity / unit_price columns. Tolerances are named below or come from the schema's
@@ -39,14 +46,14 @@ from docassay.verifiers.checks.labels import nearest_meanings
 from docassay.verifiers.checks.page import compact, doc_lines, doc_text, lines_printing_amount, number_readings
 from docassay.verifiers.checks.signal import Signal
 from docassay.verifiers.checks.values import num
-from docassay.verifiers.checks.vocabulary import meanings_in
+from docassay.verifiers.checks.vocabulary import fold, meanings_in
 from docassay.verifiers.context import VerifyContext
 from docassay.verifiers.evidence import FieldEvidence
 from docassay.verifiers.settings import Tolerance
 from docassay.verifiers.tolerance import matches
 
 __all__ = ["totals_add_up", "items_sum", "line_arithmetic", "tax_rate", "signs_agree", "sign_printed",
-           "total_covers_tax", "printed_taxes", "LINE_TOLERANCE", "TAX_RATE_TOLERANCE", "CHECKS"]
+           "total_covers_tax", "total_covers_subtotal", "printed_taxes", "printed_subtotals", "ROUNDING_SLACK", "LINE_TOLERANCE", "TAX_RATE_TOLERANCE", "CHECKS"]
 
 # quantity × unit price is rounded to the cent on the line, and unit prices are often printed
 # with more decimals than the line total: half a percent, at least two cents.
@@ -314,6 +321,55 @@ def total_covers_tax(ctx: VerifyContext) -> list[Signal]:
             for f, v in fields if v < tax and not matches(tol, v, tax)]
 
 
+# Cash rounding takes at most a few cents off a total (to 0.05 in Malaysia, Switzerland, ...).
+ROUNDING_SLACK = 0.05
+_NEGATIVE_AMOUNT = re.compile(r"(?<![\d.,])-\s?\d[\d.,']*[.,]\d{2}(?![\d.,])|(?<![\d.,])\d[\d.,']*[.,]\d{2}-(?![\d.,-])|"
+                              r"\(\s*\d[\d.,']*[.,]\d{2}\s*\)")
+# What else is taken off a subtotal besides a `discount` (folded words): "CASH PROMOTION 34.00",
+# "VOUCHER 10.00", "LESS DEPOSIT", "Gutschein", "bon de réduction", "cupón".
+_TAKEN_OFF = frozenset({"promotion", "promo", "voucher", "coupon", "rebate", "redemption", "redeem", "less",
+                        "deposit", "gutschein", "bon", "cupon", "vale", "tegoedbon", "waardebon", "baucar", "kupon"})
+
+
+def printed_subtotals(document: Any) -> list[tuple[str, float]] | None:
+    """(line text, amount) for every printed line whose last amount (with cents) is labelled a net
+    total by the words left of it ("SUBTOTAL RM53.60", "Total excl. VAT 100,00"); the smallest
+    reading of an ambiguous token. None when the document prints what may be taken off a subtotal:
+    a discount or savings cue (or `_TAKEN_OFF`: a promotion, a voucher, a deposit), or a negative
+    amount ("-2.00", "2.00-", "(2.00)")."""
+    out = []
+    for _, _, text in doc_lines(document):
+        if ("discount" in {m for m, _, _, _ in meanings_in(text)} or _TAKEN_OFF & set(fold(text).split())
+                or _NEGATIVE_AMOUNT.search(text)):
+            return None
+        ms = list(_AMOUNT_TOKEN.finditer(text))
+        if not ms:
+            continue
+        near = nearest_meanings(text[:ms[-1].start()])
+        if near is None or near[0] != {"net_total"}:
+            continue
+        sizes = list(number_readings(ms[-1].group(0)))
+        if sizes and min(sizes) > 0:
+            out.append((text.strip(), min(sizes)))
+    return out
+
+
+def total_covers_subtotal(ctx: VerifyContext) -> list[Signal]:
+    fields: list[tuple[str, float]] = []
+    for f in roles_of(ctx.schema).fields("gross_total"):
+        v = num(ctx.record.get(f))
+        if v is not None and v > 0:                                       # a credit's sign: not judged
+            fields.append((f, v))
+    if not fields or ctx.document is None:
+        return []
+    subs = printed_subtotals(ctx.document)
+    if not subs:
+        return []
+    line, sub = max(subs, key=lambda t: t[1])
+    return [Signal(f, "total_covers_subtotal", "fail", f"{f} {v} is less than the subtotal printed on {line[:60]!r}")
+            for f, v in fields if v < sub - ROUNDING_SLACK - 1e-9]
+
+
 CHECKS = (("totals_add_up", totals_add_up), ("items_sum", items_sum), ("line_arithmetic", line_arithmetic),
           ("tax_rate", tax_rate), ("signs_agree", signs_agree), ("sign_printed", sign_printed),
-          ("total_covers_tax", total_covers_tax))
+          ("total_covers_tax", total_covers_tax), ("total_covers_subtotal", total_covers_subtotal))

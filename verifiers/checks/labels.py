@@ -13,6 +13,12 @@
     total_last        a total read from a line that prints several amounts is the line's last
                     one ("TOTAL: 96.00 5.76" is a summary row; 96.00 is no gross total): fail when
                     it is not, pass when it is the line's only amount
+    total_rival_label  a gross total labelled as something else (a subtotal, a tax, the cash
+                    tendered, the change, a rounding, a discount: "CASH 50.20", "CHANGE 50.00")
+                    while another line prints one amount labelled as the total ("TOTAL INCL.
+                    GST@6% RM 48.10") that differs by more than a cash rounding (0.05): fail.
+                    Only fails (a receipt that prints only a subtotal has it as its total; a
+                    rival label alone is `label_meaning`'s)
     item_descriptions  no item's description holds a column header or an article-number cue
                     ("Abrechnungskreis 1 Beschreibung", "GTIN Art-Nr Lieferant ...") or starts
                     with an article code ("R33954 Large coffee beans"), or is no words at all
@@ -61,7 +67,7 @@ from docassay.verifiers.checks.vocabulary import (
 from docassay.verifiers.context import VerifyContext
 from docassay.verifiers.evidence import FieldEvidence
 
-__all__ = ["label_meaning", "other_document", "final_total", "total_last", "value_not_label", "item_descriptions", "name_label_prefix",
+__all__ = ["label_meaning", "other_document", "final_total", "total_last", "total_rival_label", "value_not_label", "item_descriptions", "name_label_prefix",
            "nearest_meanings", "CHECKS"]
 
 _ANCHOR_NOISE = re.compile(r"^[=<>^v]+|#-?\d+$")
@@ -167,6 +173,46 @@ def final_total(ctx: VerifyContext) -> list[Signal]:
                               f"a later line prints {other[-1][0][:40]!r} {other[-1][1]}: {v} is not the final total"))
         else:
             out.append(Signal(f, "final_total", "pass", "no later total prints another amount"))
+    return out
+
+
+RIVAL_SLACK = 0.05          # a cash rounding: "ROUNDING 182.00" under "TOTAL SALES 181.98" is the total
+
+
+def _total_lines(ctx: VerifyContext) -> list[tuple[str, str, set[float]]]:
+    """(label, amount text, readings) of every line that prints one amount and labels it the total
+    or the amount due, and nothing else ("TOTAL INCL. GST@6% RM 48.10", "GRAND TOTAL : 33.00")."""
+    out = []
+    for _, _, text in doc_lines(ctx.document):
+        ms = list(_AMOUNT_TOKEN.finditer(text))
+        if len(ms) != 1:
+            continue
+        near = nearest_meanings(text[:ms[0].start()])
+        if near is not None and near[0] and near[0] <= {"gross_total", "amount_due"}:
+            out.append((text[:ms[0].start()].strip(), ms[0].group(0), number_readings(ms[0].group(0))))
+    return out
+
+
+def total_rival_label(ctx: VerifyContext) -> list[Signal]:
+    out = []
+    rivals = set(RIVALS.get("gross_total", ()))
+    for f in roles_of(ctx.schema).fields("gross_total"):
+        v = num(ctx.record.get(f))
+        if v is None or ctx.document is None:
+            continue
+        ev = (ctx.evidence or {}).get(f)
+        p = place(ctx, f)
+        near = nearest_meanings(p.left) if p is not None and p.left else None
+        if near is None and isinstance(ev, FieldEvidence) and ev.label:
+            near = nearest_meanings(_ANCHOR_NOISE.sub("", ev.label))
+        if near is None or "gross_total" in near[0] or not near[0] & rivals:
+            continue
+        other = [(lab, amt) for lab, amt, xs in _total_lines(ctx)
+                 if xs and not any(abs(abs(x) - abs(v)) <= RIVAL_SLACK + 1e-9 for x in xs)]
+        if other:
+            rival = sorted(near[0] & rivals)[0]
+            out.append(Signal(f, "total_rival_label", "fail", f"labelled {near[1]!r} ({rival}) while "
+                                                               f"{other[0][0][:40]!r} prints {other[0][1]}"))
     return out
 
 
@@ -388,5 +434,6 @@ def other_document(ctx: VerifyContext) -> list[Signal]:
 
 
 CHECKS = (("label_meaning", label_meaning), ("other_document", other_document), ("final_total", final_total), ("total_last", total_last),
+          ("total_rival_label", total_rival_label),
           ("value_not_label", value_not_label), ("name_label_prefix", name_label_prefix),
           ("item_descriptions", item_descriptions))

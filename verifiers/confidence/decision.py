@@ -17,7 +17,9 @@ the schema's `"x-docassay": {"verify": {"doubtful_optional": "keep"}}` keeps it 
 instead (`DEFAULT_OPTIONAL_DOUBT`, chosen on dev-tune: verifiers/confidence/CARD.md).
 
 A present field with a failing `DOUBT_CHECKS` signal (`other_document`: its label names another
-document) is `doubtful` whatever its confidence, which is capped at DOUBT_CAP.
+document; `total_covers_subtotal`: a total below a printed subtotal with nothing taken off;
+`total_last`: a total read from a line of several amounts that is not its last, a summary or an
+item row's column) is `doubtful` whatever its confidence, which is capped at DOUBT_CAP.
 
 An empty optional field whose label is printed with a value (the `label_printed` /
 `party_printed` checks, verifiers/checks/printed.py: the reading missed it) is shown in the row's
@@ -64,9 +66,10 @@ MISSING_PRINTED = ("confirm", "review", "report")
 DEFAULT_MISSING_PRINTED = "confirm"
 """What an empty optional field whose label is printed with a value does to the record."""
 INCOMPLETE_CHECKS = ("label_printed", "party_printed")      # fail signals on an empty field that make it needed
-DOUBT_CHECKS = ("other_document",)
+DOUBT_CHECKS = ("other_document", "total_covers_subtotal", "total_last")
 """Checks whose failure is near-certain evidence that a value is wrong (on dev-tune and synthetic
-seeds 0-3 it never failed a right value: BENCHMARKS.md, issue 12 "values of another document"): a
+seeds 0-3 none ever failed a right value: BENCHMARKS.md, issue 12 "values of another document"
+and "a passed receipt is right, second round"): a
 present field with such a failing signal is `doubtful` at any target, its confidence capped at
 DOUBT_CAP, whatever the calibrator says (its weights see too few such examples to learn it)."""
 DOUBT_CAP = 0.5
