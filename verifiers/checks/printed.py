@@ -32,6 +32,7 @@ the row and the record may pass; `review` sends the record to review with the fi
 from __future__ import annotations
 
 import re
+from typing import Any, Iterator
 
 from docassay.verifiers.checks.fields import roles_of
 from docassay.verifiers.checks.labels import nearest_meanings
@@ -165,7 +166,7 @@ _DIGIT = re.compile(r"\d")
 _NOT_THE_BUYERS_BLOCK = ("delivery", "seller", "bank", "contact")
 
 
-def _cells(page, li: int) -> list[tuple[float, float, str]]:
+def _cells(page: Any, li: int) -> list[tuple[float, float, str]]:
     """The cells of line `li` of `page`: runs of words split where the gap exceeds two line heights."""
     lines = getattr(page, "lines", None) or []
     words = getattr(page, "words", None) or []
@@ -180,7 +181,7 @@ def _cells(page, li: int) -> list[tuple[float, float, str]]:
     return [(c[0].bbox.x0, c[-1].bbox.x1, " ".join(w.text for w in c)) for c in cells]
 
 
-def _company_blocks(page, skip: tuple[str, ...]):
+def _company_blocks(page: Any, skip: tuple[str, ...]) -> Iterator[tuple[int, str, str | None]]:
     """(line index, text, heading meaning or None) of each cell of `page` that prints a company
     name (a legal form) over an address (one of the next two lines of its column reads as one),
     on no line of the `skip` meanings."""
@@ -206,7 +207,9 @@ def buyer_elsewhere(ctx: VerifyContext) -> list[Signal]:
         if role != "buyer_name" or not isinstance(value, str) or not value.strip():
             continue
         p = place(ctx, f)
-        h = heading_above(p) if p is not None else None
+        if p is None:
+            continue
+        h = heading_above(p)
         if h is None or h[0] != "delivery" or also_under(ctx, p, value, "buyer") is not None:
             continue
         seller = ctx.record.get(field_of.get("seller_name", ""))
