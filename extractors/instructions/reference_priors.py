@@ -117,13 +117,18 @@ def credit_document(ix: DocIndex, ranked: dict[str, list[Proposal]], specs: list
 
 
 def _heading_above(ix: DocIndex, p: Proposal) -> str:
-    """The text of the line right above the value's cell that stands over it (a column heading)."""
+    """The text of the line right above the value that stands over it (a column heading); when
+    nothing stands over the value itself, what stands over the start of its cell (the heading of a
+    period "1. AUGUST 2015 - 31. AUGUST 2015" is over its first date)."""
     if p.span.line <= 0:
         return ""
-    pi = ix.page(p.span.page)
-    b = ix.segment(p.span.page, p.span.line, p.span.segment).bbox
-    return " ".join(s.text for s in pi.segments_by_line[p.span.line - 1]
-                    if min(s.bbox.x1, b.x1) - max(s.bbox.x0, b.x0) > 0)
+    above = ix.page(p.span.page).segments_by_line[p.span.line - 1]
+    b = p.span.bbox
+    over = [s.text for s in above if min(s.bbox.x1, b.x1) - max(s.bbox.x0, b.x0) > 0]
+    if over:
+        return " ".join(over)
+    x = ix.segment(p.span.page, p.span.line, p.span.segment).bbox.x0
+    return " ".join(s.text for s in above if s.bbox.x0 - 1 <= x < s.bbox.x1)
 
 
 def _other(ix: DocIndex, p: Proposal, concept: str, credit: bool) -> bool:
