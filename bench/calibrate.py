@@ -36,7 +36,7 @@ import json
 import os
 import sys
 import time
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Iterable
 
@@ -83,6 +83,9 @@ class DocFields:
     truth: dict
     fields: dict          # field -> {value, confidence, status, family, checks}
     features: dict        # field -> features
+    error: str | None = None          # the row's error kind (a gate that refused the record), if any
+    match: str | None = None          # new | known | None: how the format was found
+    flags: list = field(default_factory=list)   # rules of the row's error-severity violations
 
 
 # `dev-invoices-print.<split>`: the dev invoices of the split with their e-invoice attachments
@@ -137,7 +140,8 @@ def collect(out: Path, *, synth: SynthSize, generator: str, parts: tuple[str, ..
                 r = by_path.get(d.path)
                 if r is None:
                     continue
-                rows.append(asdict(DocFields(d.doc_id, d.kind, r.status, d.truth, r.fields, r.features)))
+                rows.append(asdict(DocFields(d.doc_id, d.kind, r.status, d.truth, r.fields, r.features,
+                                              r.error, r.match, list(r.flags))))
             (out / f"{part}.json").write_text(json.dumps({"part": part, "target": target, "generator": generator,
                                                           "synth": asdict(synth), "rows": rows},
                                                          ensure_ascii=False, default=str), "utf-8")

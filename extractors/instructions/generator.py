@@ -22,6 +22,7 @@ from docassay.extractors.instructions.executor import Extraction, execute, execu
 from docassay.extractors.instructions.language import Column, Instructions, Locale, TableRule
 from docassay.extractors.instructions.name_priors import company_priors
 from docassay.extractors.instructions.proposals import Proposal, propose
+from docassay.extractors.instructions.reference_priors import reference_priors
 from docassay.extractors.labels import LEXICON, FieldSpec, field_specs, fold_label, label_score
 from docassay.extractors.spans import DocIndex
 
@@ -113,7 +114,7 @@ def generate(doc: Document | DocIndex, schema: Mapping[str, object], *, scorer: 
     ix, specs, table_specs, locale, proposals = pre.ix, pre.specs, pre.table_specs, pre.locale, pre.proposals
     scorer = scorer or baseline.score_proposals
     tokens = TokenCount(*_cost(scorer, ix, specs, proposals))
-    ranked = receipt_priors(ix, specs, invoice_reading.refine(ix, specs, scorer(ix, specs, proposals)))
+    ranked = receipt_priors(ix, specs, reference_priors(ix, specs, invoice_reading.refine(ix, specs, scorer(ix, specs, proposals))))
     by_name = {s.name: s for s in specs}
     fields = {name: refine_rule(ix, by_name[name], p, p.rule(by_name[name]), locale) for name, p in assign(specs, ranked).items()}
     table_options = {name: propose_tables(ix, cols, locale) for name, cols in table_specs.items()}

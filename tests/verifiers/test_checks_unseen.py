@@ -162,6 +162,35 @@ def test_party_printed_says_nothing_for_the_other_partys_block_a_bank_line_or_a_
     assert P.party_printed(ctx(dict(GOOD, seller_name="Smith Design LLP"), doc=page_doc(_UNCAPTIONED))) == []
 
 
+_DELIVERED = [(50, 40, "Software Meijer B.V."), (50, 52, "Havenweg 210"), (50, 64, "9791 HZ Utrecht"),
+              (50, 100, "Femke Bakker"), (50, 112, "Stationsstraat 78"), (50, 124, "5980 ZS Almere"),
+              (50, 160, "AFLEVERADRES / DELIVER TO:"), (50, 172, "Femke Bakker"), (50, 184, "Herengracht 91"),
+              (50, 196, "2300 MF Eindhoven"), (50, 240, "Description Qty Price")]
+
+
+def test_party_printed_the_delivery_name_over_the_buyers_own_address():
+    rec = {k: v for k, v in dict(GOOD, seller_name="Software Meijer B.V.").items() if k != "buyer_name"}
+    s = P.party_printed(ctx(rec, doc=page_doc(_DELIVERED)))
+    assert by(s, "buyer_name", "party_printed") == ["fail"]
+    assert "Femke Bakker" in s[0].detail and "Stationsstraat" in s[0].detail
+
+
+def test_party_printed_says_nothing_for_a_delivery_name_printed_once_or_not_over_an_address():
+    rec = {k: v for k, v in dict(GOOD, seller_name="Software Meijer B.V.").items() if k != "buyer_name"}
+    once = [line for line in _DELIVERED if line[1] not in (100, 112, 124)]
+    assert P.party_printed(ctx(rec, doc=page_doc(once))) == []
+    # the name again, but over no address (a contact line), or in the seller's or the bank's block
+    no_address = [line if line[1] != 112 else (50, 112, "Tel. 020 123 4567") for line in _DELIVERED if line[1] != 124]
+    assert P.party_printed(ctx(rec, doc=page_doc(no_address))) == []
+    banked = [line for line in once] + [(300, 88, "Bank / Rekeninghouder:"), (300, 100, "Femke Bakker"),
+                                        (300, 112, "Stationsstraat 78")]
+    assert P.party_printed(ctx(rec, doc=page_doc(banked))) == []
+    # the seller's own name under the delivery heading, or a buyer that is read
+    seller = [line if line[1] != 172 else (50, 172, "Software Meijer B.V.") for line in _DELIVERED]
+    assert P.party_printed(ctx(rec, doc=page_doc(seller))) == []
+    assert P.party_printed(ctx(dict(rec, buyer_name="Femke Bakker"), doc=page_doc(_DELIVERED))) == []
+
+
 @pytest.mark.parametrize("check", [X.id_extent, L.name_label_prefix, P.label_printed, P.party_printed])
 def test_conformance(check):
     doc = page_doc()

@@ -21,8 +21,11 @@
                     verifiers.checks.names) heading an address (the next line reads as a street
                     or postcode line), that is not the other party's name nor on a bank or
                     contact line: fail, on the empty field (a buyer's block printed without a
-                    caption, "Juniatex Trading LLP" over "182 Queen Road"). Nothing when no such
-                    block is printed.
+                    caption, "Juniatex Trading LLP" over "182 Queen Road"); for the buyer also
+                    the name heading the delivery block ("Deliver to:" / "Femke Bakker", a
+                    person's name has no legal form) printed over another address too, in no
+                    delivery, seller, bank or contact block (the buyer's own uncaptioned block).
+                    Nothing when no such block is printed.
 
 A missing optional value is not an error of the record, so no gate holds it; this check is the
 evidence that the record is incomplete. What it does with it is the decision's
@@ -41,7 +44,7 @@ from docassay.verifiers.checks.page import Place, doc_lines, heading_above, plac
 from docassay.verifiers.checks.plausibility import address_verdict
 from docassay.verifiers.checks.roles import also_under
 from docassay.verifiers.checks.signal import Signal
-from docassay.verifiers.checks.vocabulary import ROLE_MEANING, SUPPORTS, fold, meanings_in
+from docassay.verifiers.checks.vocabulary import ROLE_MEANING, SUPPORTS, fold, heading_meaning, meanings_in
 from docassay.verifiers.context import VerifyContext
 
 __all__ = ["label_printed", "party_printed", "buyer_elsewhere", "value_after", "CHECKS", "CHECKED_ROLES"]
@@ -145,6 +148,7 @@ def party_printed(ctx: VerifyContext) -> list[Signal]:
     for f, role in wanted:
         other = ctx.record.get(field_of.get(_OTHER_PARTY[role], ""))
         other_f = fold(other) if isinstance(other, str) else ""
+        found = False
         for i, (page, li, t) in enumerate(lines):
             if page != first:
                 break
@@ -157,8 +161,55 @@ def party_printed(ctx: VerifyContext) -> list[Signal]:
                 out.append(Signal(f, "party_printed", "fail",
                                   f"empty, but page {page} prints {t[:60]!r} over the address {lines[i + 1][2][:40]!r} "
                                   f"(line {li + 1})"))
+                found = True
                 break
+        if not found and role == "buyer_name":
+            hit = next(_delivery_name_elsewhere(ctx.document, other_f), None)
+            if hit is not None:
+                li, name, addr = hit
+                out.append(Signal(f, "party_printed", "fail",
+                                  f"empty, but page 1 prints {name[:40]!r}, the delivery block's name, over the "
+                                  f"address {addr[:40]!r} outside a delivery, seller, bank or contact block "
+                                  f"(line {li + 1})"))
     return out
+
+
+def _delivery_name_elsewhere(document: Any, other_f: str) -> Iterator[tuple[int, str, str]]:
+    """(line index, name, address) where page 1 prints the name that heads its delivery block
+    ("Deliver to:" / "Femke Bakker") over another address too, in no delivery, seller, bank or
+    contact block: the buyer's own block without a caption, a person's name (no legal form) that
+    the legal-form rule does not see. Not the seller's name (`other_f`, folded)."""
+    pages = getattr(document, "pages", None) or []
+    if not pages:
+        return
+    page = pages[0]
+    lines = getattr(page, "lines", None) or []
+    for li in range(len(lines) - 1):
+        for x0, x1, t in _cells(page, li):
+            if heading_meaning(t) != "delivery":
+                continue
+            below = [c for c in _cells(page, li + 1) if min(c[1], x1) - max(c[0], x0) > 0]
+            if not below:
+                continue
+            name = below[0][2]
+            fn = fold(name)
+            if (not fn or _DIGIT.search(name) or meanings_in(name) or _address_start(name)
+                    or (other_f and (other_f in fn or fn in other_f))):
+                continue
+            for lj in range(len(lines) - 1):
+                if lj in (li, li + 1):
+                    continue
+                for cx0, cx1, ct in _cells(page, lj):
+                    if fold(ct) != fn:
+                        continue
+                    under = [c for lk in range(lj + 1, min(lj + 3, len(lines))) for c in _cells(page, lk)
+                             if min(c[1], cx1) - max(c[0], cx0) > 0]
+                    if not any(_address_start(c[2]) for c in under[:2]):
+                        continue
+                    h = heading_above(Place(page, lj, float(cx0), float(cx1), "", "", ct))
+                    if h is not None and h[0] in _NOT_THE_BUYERS_BLOCK:
+                        continue
+                    yield lj, ct, under[0][2]
 
 
 _DIGIT = re.compile(r"\d")
