@@ -304,12 +304,18 @@ def printed_taxes(document: Any) -> list[tuple[str, float]]:
     return out
 
 
-def total_covers_tax(ctx: VerifyContext) -> list[Signal]:
-    fields: list[tuple[str, float]] = []
+def _positive_totals(ctx: VerifyContext) -> list[tuple[str, float]]:
+    """(field, value) of every gross total read above zero (a credit's sign is not judged)."""
+    out: list[tuple[str, float]] = []
     for f in roles_of(ctx.schema).fields("gross_total"):
         v = num(ctx.record.get(f))
-        if v is not None and v > 0:                                       # a credit's sign: not judged
-            fields.append((f, v))
+        if v is not None and v > 0:
+            out.append((f, v))
+    return out
+
+
+def total_covers_tax(ctx: VerifyContext) -> list[Signal]:
+    fields = _positive_totals(ctx)
     if not fields or ctx.document is None:
         return []
     taxes = [(t, x) for t, x in printed_taxes(ctx.document) if x > 0]
@@ -355,11 +361,7 @@ def printed_subtotals(document: Any) -> list[tuple[str, float]] | None:
 
 
 def total_covers_subtotal(ctx: VerifyContext) -> list[Signal]:
-    fields: list[tuple[str, float]] = []
-    for f in roles_of(ctx.schema).fields("gross_total"):
-        v = num(ctx.record.get(f))
-        if v is not None and v > 0:                                       # a credit's sign: not judged
-            fields.append((f, v))
+    fields = _positive_totals(ctx)
     if not fields or ctx.document is None:
         return []
     subs = printed_subtotals(ctx.document)
