@@ -14,7 +14,9 @@ and the invoice2data comparison.
 from __future__ import annotations
 
 import shutil
+import signal
 import tempfile
+import threading
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -57,6 +59,10 @@ class SessionConfig:
     keep: bool = False                          # keep the scratch folder
 
 
+def _terminate(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)
+
+
 class Session:
     def __init__(self, config: SessionConfig | None = None) -> None:
         self.config = config or SessionConfig()
@@ -65,6 +71,7 @@ class Session:
         self.scratch = Path(base)
         self.scratch.mkdir(parents=True, exist_ok=True)
         self._server = None
+        self._sigterm = None
         self._admin_dsn: str | None = None
         self._databases: list[str] = []
         self._docs: dict[str, list[BenchDoc]] = {}
@@ -72,10 +79,19 @@ class Session:
 
     # -- lifecycle ---------------------------------------------------------------------------
     def __enter__(self) -> "Session":
+        # A SIGTERM (`timeout`, a killed job) ends the session as Ctrl-C does, through `close`:
+        # by default Python dies at once and the embedded server outlives it.
+        if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
+            self._sigterm = signal.signal(signal.SIGTERM, _terminate)
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.close()
+        try:
+            self.close()
+        finally:
+            if self._sigterm is not None:
+                signal.signal(signal.SIGTERM, self._sigterm)
+                self._sigterm = None
 
     def close(self) -> None:
         """Drop the databases made on an external server, stop the embedded one, remove scratch."""
