@@ -41,6 +41,17 @@ def _wait_lost(client, ranks: list[int]):
     raise AssertionError(f"rank(s) {ranks} not reported lost within {DETECT_BOUND_S} s: {client.status()}")
 
 
+def _wait_state(client, state: str, log: Path):
+    deadline = time.monotonic() + DETECT_BOUND_S
+    while time.monotonic() < deadline:
+        status = client.status()
+        if status.state == state:
+            return status
+        time.sleep(0.1)
+    raise AssertionError(f"the server is not {state} within {DETECT_BOUND_S} s: {client.status()}; "
+                         f"its log ends: {log.read_text()[-3000:]}")
+
+
 def test_an_active_rank_killed_under_load_fails_no_request_and_the_survivors_serve(tmp_path: Path) -> None:
     from docassay.extractors.instructions.model_features import N_BUCKETS, N_NUMERIC
     weights = write_weights(tmp_path / "tiny.pt")
@@ -169,11 +180,12 @@ def test_lost_experts_whose_weights_cannot_be_read_again_fail_the_server_with_th
         client = srv.client(timeout_s=120)
         weights.unlink()                                      # rank 1's experts exist nowhere else now
         os.kill(_workers(srv.proc.pid)[0], signal.SIGKILL)
+        status = _wait_state(client, "failed", srv.log)       # the watcher sees the loss: no request needed
+        assert "weights could not be read again" in status.error
         with pytest.raises(ServerUnavailable) as exc:
-            client.score(docs)
-        assert exc.value.status == 503 and "weights could not be read again" in exc.value.message
-        status = client.status()
-        assert status.state == "failed" and "weights could not be read again" in status.error
+            client.score(docs, timeout_s=30)
+        assert exc.value.status == 503 and "weights could not be read again" in exc.value.message, \
+            srv.log.read_text()[-3000:]
     finally:
         srv.stop()
         assert srv.proc.returncode is not None
