@@ -31,25 +31,26 @@ def _equal(got, want) -> bool:
     return len(got) == len(want) and all(np.array_equal(g, w) for g, w in zip(got, want))
 
 
-def _wait_lost(client, ranks: list[int]):
+def _wait_status(client, ok, what: str, log: Path | None = None):
+    """The first status for which `ok(status)` holds within DETECT_BOUND_S; else AssertionError(what),
+    with the end of the server's `log` when given."""
     deadline = time.monotonic() + DETECT_BOUND_S
     while time.monotonic() < deadline:
         status = client.status()
-        if status.lost_ranks == ranks and status.state == "serving":
+        if ok(status):
             return status
         time.sleep(0.1)
-    raise AssertionError(f"rank(s) {ranks} not reported lost within {DETECT_BOUND_S} s: {client.status()}")
+    tail = f"; its log ends: {log.read_text()[-3000:]}" if log is not None else ""
+    raise AssertionError(f"{what} within {DETECT_BOUND_S} s: {client.status()}{tail}")
+
+
+def _wait_lost(client, ranks: list[int]):
+    return _wait_status(client, lambda s: s.lost_ranks == ranks and s.state == "serving",
+                        f"rank(s) {ranks} not reported lost")
 
 
 def _wait_state(client, state: str, log: Path):
-    deadline = time.monotonic() + DETECT_BOUND_S
-    while time.monotonic() < deadline:
-        status = client.status()
-        if status.state == state:
-            return status
-        time.sleep(0.1)
-    raise AssertionError(f"the server is not {state} within {DETECT_BOUND_S} s: {client.status()}; "
-                         f"its log ends: {log.read_text()[-3000:]}")
+    return _wait_status(client, lambda s: s.state == state, f"the server is not {state}", log)
 
 
 def test_an_active_rank_killed_under_load_fails_no_request_and_the_survivors_serve(tmp_path: Path) -> None:
