@@ -37,7 +37,7 @@ from docassay.infra.errors import DocassayError
 from docassay.infra.objects import ObjectStore
 from docassay.verifiers.gates import reference
 from docassay.verifiers.gates.reference import GoldenCase, Replay
-from docassay.verifiers.history import scope_key, value_key
+from docassay.verifiers.history import NEAR, near_key, scope_key, value_key
 from docassay.verifiers.result import GateResult
 
 __all__ = ["LifecyclePolicy", "Proposal", "objects_for", "document_key", "keep_bytes", "merge_instructions",
@@ -197,6 +197,9 @@ def unique_entries(job: "Job", record: Any) -> list[tuple[str, str, str]]:
         sk = scope_key(record, pol.unique_per)
         if sk is not None:
             out.append((name, value_key(record[name]), sk))
+        nk = near_key(record, pol.unique_per, pol.unique_near)
+        if nk is not None:
+            out.append((name + NEAR, value_key(record[name]), nk))
     return out
 
 

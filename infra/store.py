@@ -20,7 +20,7 @@ __all__ = ["FormatRow", "VersionRow", "HealthRow", "new_format_id", "create_form
            "get_format", "first_sighting", "list_formats", "list_versions", "get_version", "set_version_meta", "set_format_status", "set_version_status",
            "save_document", "get_document", "list_documents", "set_document_outcome", "count_documents",
            "add_golden", "golden_set", "count_golden", "remove_golden",
-           "record_health", "reset_health", "get_health", "remember_values", "find_accepted_values", "forget_values", "first_accepted_at", "previous_accepted",
+           "record_health", "reset_health", "get_health", "remember_values", "find_accepted_values", "find_accepted_others", "forget_values", "first_accepted_at", "previous_accepted",
            "add_review", "list_reviews", "start_run", "finish_run", "previous_documents",
            "claim_learning", "release_learning", "LEARN_CLAIM", "LEARN_CLAIM_TIMEOUT_MS"]
 
@@ -354,6 +354,21 @@ def find_accepted_values(conn: psycopg.Connection, schema_key: str, field_name: 
         args.append(before)
     rows = conn.execute(q + " ORDER BY accepted_at, sha256 LIMIT %s", (*args, limit)).fetchall()
     return [r[0] for r in rows]
+
+
+def find_accepted_others(conn: psycopg.Connection, schema_key: str, field_name: str, value_key: str, scope_key: str, *,
+                         exclude_sha256: str | None = None, before: datetime | None = None,
+                         limit: int = 5) -> list[tuple[str, str]]:
+    """(sha256, value key) of other accepted documents holding *another* value in this scope (oldest
+    first), accepted before `before` when given: the stale gate's possible duplicates."""
+    q = ("SELECT sha256, value_key FROM accepted_values WHERE schema_key = %s AND field = %s AND value_key <> %s "
+         "AND scope_key = %s AND sha256 <> %s")
+    args: list[Any] = [schema_key, field_name, value_key, scope_key, exclude_sha256 or ""]
+    if before is not None:
+        q += " AND accepted_at < %s"
+        args.append(before)
+    rows = conn.execute(q + " ORDER BY accepted_at, sha256 LIMIT %s", (*args, limit)).fetchall()
+    return [(r[0], r[1]) for r in rows]
 
 
 def first_accepted_at(conn: psycopg.Connection, sha256: str) -> datetime | None:

@@ -2,6 +2,10 @@
 document of the same format.
 
     History.accepted_with(field, value_key, scope_key) -> sha256 of accepted documents holding it
+    History.accepted_others(field, value_key, near_key) -> (sha256, value key) of accepted documents
+                                                           whose near key (the scope plus the
+                                                           `unique.near` fields) is this one's but
+                                                           whose value differs: a possible duplicate
     History.previous()                                  -> the format's previous accepted document
     History.reviewed()                                  -> the format's last document a person decided
                                                            (reviewed / corrected): what the `confirm`
@@ -19,7 +23,9 @@ from typing import Any, Callable, Mapping, Protocol
 
 from docassay.verifiers.tolerance import fold_text
 
-__all__ = ["History", "PreviousDocument", "MemoryHistory", "DbHistory", "value_key", "scope_key"]
+__all__ = ["History", "PreviousDocument", "MemoryHistory", "DbHistory", "value_key", "scope_key", "near_key", "NEAR"]
+
+NEAR = "~near"      # the field suffix under which a unique value is remembered by its near key
 
 
 def value_key(v: object) -> str:
@@ -42,6 +48,12 @@ def scope_key(record: Mapping[str, Any], per: tuple[str, ...]) -> str | None:
     return "|".join(parts)
 
 
+def near_key(record: Mapping[str, Any], per: tuple[str, ...], near: tuple[str, ...]) -> str | None:
+    """A unique value's scope together with its `near` fields (x-docassay `unique.near`: e.g. the
+    seller, issue date and gross total of an invoice number); None without `near` or when one is missing."""
+    return scope_key(record, (*per, *near)) if near else None
+
+
 @dataclass(frozen=True)
 class PreviousDocument:
     sha256: str
@@ -50,6 +62,7 @@ class PreviousDocument:
 
 class History(Protocol):
     def accepted_with(self, field: str, value_key: str, scope_key: str) -> list[str]: ...
+    def accepted_others(self, field: str, value_key: str, near_key: str) -> list[tuple[str, str]]: ...
     def previous(self) -> PreviousDocument | None: ...
     def reviewed(self) -> PreviousDocument | None: ...
 
@@ -64,17 +77,24 @@ class MemoryHistory:
     by_person: list[PreviousDocument] = field(default_factory=list)
 
     def accept(self, sha256: str, record: Mapping[str, Any], unique: Mapping[str, tuple[str, ...]],
-               person: bool = False) -> None:
+               person: bool = False, near: Mapping[str, tuple[str, ...]] | None = None) -> None:
         for name, per in unique.items():
             sk = scope_key(record, per)
             if name in record and sk is not None:
                 self.values.setdefault((name, value_key(record[name]), sk), []).append(sha256)
+            nk = near_key(record, per, (near or {}).get(name, ()))
+            if name in record and nk is not None:
+                self.values.setdefault((name + NEAR, value_key(record[name]), nk), []).append(sha256)
         self.documents.append(PreviousDocument(sha256, dict(record)))
         if person:
             self.by_person.append(PreviousDocument(sha256, dict(record)))
 
     def accepted_with(self, field: str, value_key: str, scope_key: str) -> list[str]:
         return [s for s in self.values.get((field, value_key, scope_key), []) if s != self.exclude_sha256]
+
+    def accepted_others(self, field: str, value_key: str, near_key: str) -> list[tuple[str, str]]:
+        return [(s, vk) for (f, vk, nk), shas in self.values.items() if f == field + NEAR and nk == near_key
+                and vk != value_key for s in shas if s != self.exclude_sha256]
 
     def previous(self) -> PreviousDocument | None:
         for d in reversed(self.documents):
@@ -108,6 +128,11 @@ class DbHistory:
     def accepted_with(self, field: str, value_key: str, scope_key: str) -> list[str]:
         from docassay.infra import store
         return store.find_accepted_values(self.conn, self.schema_key, field, value_key, scope_key,
+                                          exclude_sha256=self.sha256, before=self.before)
+
+    def accepted_others(self, field: str, value_key: str, near_key: str) -> list[tuple[str, str]]:
+        from docassay.infra import store
+        return store.find_accepted_others(self.conn, self.schema_key, field + NEAR, value_key, near_key,
                                           exclude_sha256=self.sha256, before=self.before)
 
     def previous(self) -> PreviousDocument | None:

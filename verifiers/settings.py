@@ -94,6 +94,7 @@ class FieldPolicy:
     required: bool = False
     unique_per: tuple[str, ...] | None = None   # stale: a value already accepted with the same values of these fields
     unique_severity: str = "error"
+    unique_near: tuple[str, ...] = ()           # stale: another value where these fields too equal an accepted document's
     stale_previous: bool = False                # stale: must not repeat the previous document of the format
     stale_severity: str = "error"
     same_per_format: bool = False               # consistency: holds the format's previous document's value
@@ -180,12 +181,18 @@ def _from_schema_json(schema_json: str) -> VerifySettings:
         unique = x.get("unique")
         unique_per: tuple[str, ...] | None = None
         unique_sev = "error"
+        unique_near: tuple[str, ...] = ()
         if unique:
             if unique is True:
                 unique_per = ()
             elif isinstance(unique, Mapping):
                 unique_per = tuple(unique.get("per") or ())
                 unique_sev = _severity(unique.get("severity", "error"), name)
+                near = unique.get("near") or ()
+                if not isinstance(near, (list, tuple)) or not all(isinstance(n, str) and n in props for n in near):
+                    raise VerifyError(f"{name}: x-docassay unique.near must be a list of the schema's fields", kind="schema",
+                                      field=name)
+                unique_near = tuple(near)
             else:
                 raise VerifyError(f"{name}: x-docassay unique must be true or {{\"per\": [...]}}", kind="schema")
         stale = x.get("stale")
@@ -202,7 +209,7 @@ def _from_schema_json(schema_json: str) -> VerifySettings:
             raise VerifyError(f"{name}: x-docassay per_format must be \"same\" or {{\"value\": \"same\", "
                               f"\"severity\": ...}}", kind="schema", field=name)
         fields[name] = FieldPolicy(name, kind, tol, float(weight), name in required, unique_per, unique_sev,
-                                   bool(stale), stale_sev, per_format == "same", same_sev)
+                                   unique_near, bool(stale), stale_sev, per_format == "same", same_sev)
         it = x.get("items")
         if it:
             if not isinstance(it, Mapping) or "sum" not in it or not it.get("totals"):
