@@ -34,6 +34,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import sys
 import time
 from dataclasses import asdict, dataclass, field, replace
@@ -282,6 +283,14 @@ def risk_coverage(cal: Calibrator, docs: list[DocFields], targets=TARGETS, *, li
     return rows
 
 
+def noise_floor(conf: list[float], draws: int = 1000) -> float:
+    """The median ECE of a perfectly calibrated model with these confidences (outcomes drawn at
+    each confidence): what so few examples show by chance alone."""
+    rng = random.Random(0)
+    sims = sorted(ece(conf, [rng.random() < c for c in conf]) for _ in range(draws))
+    return sims[len(sims) // 2] if sims else 0.0
+
+
 def family_calibration(cal: Calibrator, docs: list[DocFields]) -> dict[str, dict]:
     by: dict[str, tuple[list[float], list[bool]]] = {}
     for d in docs:
@@ -297,7 +306,8 @@ def family_calibration(cal: Calibrator, docs: list[DocFields]) -> dict[str, dict
                 cs.append(c)
                 ys.append(bool(y))
     return {k: {"n": len(cs), "accuracy": sum(ys) / len(ys), "mean_confidence": sum(cs) / len(cs),
-                "ece": ece(cs, ys), "table": reliability(cs, ys)} for k, (cs, ys) in by.items()}
+                "ece": ece(cs, ys), "noise_floor": noise_floor(cs), "table": reliability(cs, ys)}
+            for k, (cs, ys) in by.items()}
 
 
 def _f(x) -> str:
@@ -334,11 +344,13 @@ def report(data: Path, weights: Path, *, targets=TARGETS) -> str:
         docs = load_part(data, f"dev-invoices.{split}") + load_part(data, f"dev-receipts.{split}")
         fc = family_calibration(cal, docs)
         lines += [f"#### ECE per field family, dev invoices + receipts, {split}", "",
-                  "| family | fields | accuracy | mean confidence | ECE (10 bins) |", "|---|---|---|---|---|"]
+                  "| family | fields | accuracy | mean confidence | ECE (10 bins) | ECE noise floor |",
+                  "|---|---|---|---|---|---|"]
         for fam in (*FAMILIES, "all"):
             if fam in fc:
                 c = fc[fam]
-                lines.append(f"| {fam} | {c['n']} | {c['accuracy']:.3f} | {c['mean_confidence']:.3f} | {c['ece']:.3f} |")
+                lines.append(f"| {fam} | {c['n']} | {c['accuracy']:.3f} | {c['mean_confidence']:.3f} | {c['ece']:.3f} "
+                             f"| {c['noise_floor']:.3f} |")
         lines.append("")
         if split == HOLDOUT and "all" in fc:
             lines += [f"#### Reliability, all fields, {split}", "", "| confidence | fields | mean confidence | accuracy |",

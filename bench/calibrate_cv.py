@@ -30,13 +30,22 @@ import dataclasses
 import hashlib
 import json
 import math
-import random
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Mapping
 
-from bench.calibrate import REQUIRED, TRAIN_PARTS, DocFields, _label, also_examples, examples, incomplete, load_part
+from bench.calibrate import (
+    REQUIRED,
+    TRAIN_PARTS,
+    DocFields,
+    _label,
+    also_examples,
+    examples,
+    incomplete,
+    load_part,
+    noise_floor,
+)
 from bench.calibrate import confidences as _confidences
 from bench.datasets import DEFAULT_DATA
 from bench.scoring import field_correct
@@ -335,14 +344,6 @@ def _items_pairs(docs: Iterable[DocFields], conf_of: ConfOf) -> tuple[list[float
                 cs.append(c)
                 ys.append(bool(y))
     return cs, ys
-
-
-def noise_floor(conf: list[float], draws: int = 1000) -> float:
-    """The median ECE of a perfectly calibrated model with these confidences (outcomes drawn at
-    each confidence): what so few examples show by chance alone."""
-    rng = random.Random(0)
-    sims = sorted(ece(conf, [rng.random() < c for c in conf]) for _ in range(draws))
-    return sims[len(sims) // 2] if sims else 0.0
 
 
 def items_report(data: Path, also: tuple[Path, ...], *, settings: tuple[Setting, ...] = ITEM_SETTINGS,

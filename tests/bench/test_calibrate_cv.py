@@ -140,3 +140,10 @@ def test_items_report_scores_every_list_out_of_fold(tmp_path: Path) -> None:
     assert ("t", "pooled") in rows and ("n", "synth-unseen") in rows and " 60 " in rows[("t", "pooled")]
     assert "items reliability out of fold, pooled" in out
     assert 0.0 <= CV.noise_floor([0.5] * 20) <= 0.5 and CV.noise_floor([1.0] * 20) == 0.0
+
+
+def test_the_ece_noise_floor_shrinks_with_the_number_of_examples():
+    # A perfectly calibrated model's ECE over few examples is chance alone: the report prints it beside
+    # each family's ECE (dev-holdout has 23 item lists), so a small set's ECE is not read as miscalibration.
+    few, many = CV.noise_floor([0.7] * 23), CV.noise_floor([0.7] * 2300)
+    assert 0.05 < few < 0.3 and many < few / 4
