@@ -7,12 +7,13 @@ accuracy against the SROIE line boxes of the dev receipts that have a scan.
 
 A setting is `engine[:key=value...]`: engine `rapidocr` (keys det = detection max side, cls = 0/1
 the line classifier, threads = onnxruntime threads, batch = recogniser batch, recw = its minimum
-input width; see
-extractors.parsers.ocr.OcrSettings) or `tesseract` (keys psm, max_side, threads = OMP_THREAD_LIMIT,
-min_conf, junk; see extractors.parsers.ocr_tesseract.TesseractSettings). Each setting runs in a fresh
+input width, simplify = 0/1 the simplified model graphs, spin = 0/1 onnxruntime's spinning worker
+threads; see extractors.parsers.ocr.OcrSettings) or `tesseract` (keys psm, max_side, threads =
+OMP_THREAD_LIMIT, min_conf, junk; see extractors.parsers.ocr_tesseract.TesseractSettings); both take
+draft = 0/1, a large JPEG decoded reduced (extractors.parsers.image.ocr_frame). Each setting runs in a fresh
 process over the same images (`--repeat` rounds, interleaved, so load falls on every setting alike):
-the engine is loaded first (timed apart), then each image is read by `ocr_words` as the pipeline
-reads it: wall seconds and CPU seconds (user + system, all threads, the process and its children:
+the engine is loaded first (timed apart), then each image is decoded and read as the image parser
+reads it (`ocr_frame`, then `ocr_words`; the decode is timed with it): wall seconds and CPU seconds (user + system, all threads, the process and its children:
 Tesseract runs as a child; on a shared machine the CPU time is the steadier figure). Peak RSS is
 the larger of the process's and its largest child's. Timings are medians over images, then the
 median over rounds; the load average (1 min) is printed beside them. Accuracy, per ground-truth
@@ -93,6 +94,7 @@ WORKER = r"""
 import json, os, sys, time, resource
 from PIL import Image
 from docassay.extractors.parsers import ocr
+from docassay.extractors.parsers.image import ocr_frame, scale_words
 items, engine, mode = json.loads(sys.argv[1]), sys.argv[2], sys.argv[3]
 def usage():
     a, b = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -103,19 +105,22 @@ if engine == "rapidocr":
 load_s = time.perf_counter() - t
 out = []
 for image, _ in items:
-    img = Image.open(image); img.load(); img = img.convert(mode)
     t, c = time.perf_counter(), usage()
-    words = ocr.ocr_words(img, engine)
+    img, (width, height) = ocr_frame(Image.open(image), engine)
+    words = scale_words(ocr.ocr_words(img if img.mode == mode else img.convert(mode), engine),
+                        width / img.width, height / img.height)
     out.append({"s": time.perf_counter() - t, "cpu_s": usage() - c, "words": [(w.text, w.bbox.x0, w.bbox.y0, w.bbox.x1, w.bbox.y1) for w in words]})
 rss = max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
 print(json.dumps({"load_s": load_s, "images": out, "rss_mb": rss / 1024, "self_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 """
 
 RAPID_KEYS = {"det": "DOCASSAY_OCR_DET_MAX_SIDE", "cls": "DOCASSAY_OCR_USE_CLS", "threads": "DOCASSAY_OCR_THREADS",
-              "batch": "DOCASSAY_OCR_REC_BATCH", "recw": "DOCASSAY_OCR_REC_WIDTH"}
+              "batch": "DOCASSAY_OCR_REC_BATCH", "recw": "DOCASSAY_OCR_REC_WIDTH",
+              "simplify": "DOCASSAY_OCR_SIMPLIFY", "spin": "DOCASSAY_OCR_SPIN",
+              "draft": "DOCASSAY_OCR_JPEG_DRAFT"}
 TESS_KEYS = {"psm": "DOCASSAY_OCR_TESSERACT_PSM", "max_side": "DOCASSAY_OCR_TESSERACT_MAX_SIDE",
              "threads": "DOCASSAY_OCR_TESSERACT_THREADS", "min_conf": "DOCASSAY_OCR_TESSERACT_MIN_CONF",
-             "junk": "DOCASSAY_OCR_TESSERACT_JUNK_CONF"}
+             "junk": "DOCASSAY_OCR_TESSERACT_JUNK_CONF", "draft": "DOCASSAY_OCR_JPEG_DRAFT"}
 ENV_KEYS = {"rapidocr": RAPID_KEYS, "tesseract": TESS_KEYS}
 
 

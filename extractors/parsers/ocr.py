@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from PIL.Image import Image
 
 __all__ = ["OcrLine", "OcrSettings", "recognize", "ocr_words", "ocr_page_words", "is_blank", "resolve_engine",
-           "SUPPORTED_ENGINES", "OcrEngineError"]
+           "working_side", "SUPPORTED_ENGINES", "OcrEngineError"]
 
 SUPPORTED_ENGINES = ("auto", "rapidocr", "tesseract")
 BLANK_LEVEL = 200           # grey value (0 black .. 255 white) that counts as printed
@@ -71,24 +71,29 @@ class OcrSettings:
     `DOCASSAY_OCR_DET_MAX_SIDE` (pixels), `DOCASSAY_OCR_USE_CLS` (0/1: the 180-degree line
     classifier), `DOCASSAY_OCR_THREADS` (onnxruntime intra-op threads; 0: onnxruntime's default,
     every core), `DOCASSAY_OCR_REC_BATCH` (lines per recogniser call), `DOCASSAY_OCR_REC_WIDTH`
-    (the recogniser's minimum input width, pixels). `bench/ocr_settings.py`
-    measures them (time, memory, accuracy on SROIE lines)."""
+    (the recogniser's minimum input width, pixels), `DOCASSAY_OCR_SIMPLIFY` (0/1: run the models
+    with their affine blocks folded into the convolutions and hard-swish as one HardSigmoid and a Mul,
+    `ocr_graph.simplify`), `DOCASSAY_OCR_SPIN` (0/1: onnxruntime's worker threads spin while they wait
+    for work). `bench/ocr_settings.py` measures them (time, memory, accuracy on SROIE lines)."""
     det_max_side: int = DET_MAX_SIDE
     use_cls: bool = False           # measured: no accuracy gained on upright scans, ~0.1-0.2 s per image
     threads: int = 0
     rec_batch: int = REC_BATCH
     rec_width: int = REC_MIN_WIDTH
+    simplify: bool = True           # measured: same words, recognition ~1.5x faster (BENCHMARKS.md)
+    spin: bool = True
 
     @classmethod
     def from_env(cls) -> "OcrSettings":
         env = os.environ
         try:
             s = cls(det_max_side=int(env.get("DOCASSAY_OCR_DET_MAX_SIDE", cls.det_max_side)),
-                    use_cls=env.get("DOCASSAY_OCR_USE_CLS", "1" if cls.use_cls else "0").strip().lower()
-                    not in ("0", "false", "no", "off"),
+                    use_cls=_flag(env.get("DOCASSAY_OCR_USE_CLS"), cls.use_cls),
                     threads=int(env.get("DOCASSAY_OCR_THREADS", cls.threads)),
                     rec_batch=int(env.get("DOCASSAY_OCR_REC_BATCH", cls.rec_batch)),
-                    rec_width=int(env.get("DOCASSAY_OCR_REC_WIDTH", cls.rec_width)))
+                    rec_width=int(env.get("DOCASSAY_OCR_REC_WIDTH", cls.rec_width)),
+                    simplify=_flag(env.get("DOCASSAY_OCR_SIMPLIFY"), cls.simplify),
+                    spin=_flag(env.get("DOCASSAY_OCR_SPIN"), cls.spin))
         except ValueError as exc:
             raise ConfigError(f"bad OCR setting in the environment: {exc}", setting="ocr") from exc
         if s.det_max_side < 64 or s.rec_batch < 1 or s.threads < 0 or s.rec_width < 8:
@@ -103,6 +108,56 @@ class OcrSettings:
         if self.threads > 0:
             kw["intra_op_num_threads"] = self.threads
         return kw
+
+
+def _flag(value: str | None, default: bool) -> bool:
+    if value is None:
+        return default
+    return value.strip().lower() not in ("0", "false", "no", "off")
+
+
+def _session_options(s: OcrSettings) -> object:
+    """onnxruntime session options as the wheel sets them (no memory arena, every graph
+    optimisation), with docassay's thread count and spinning."""
+    import onnxruntime as ort
+    so = ort.SessionOptions()
+    so.log_severity_level = 4
+    so.enable_cpu_mem_arena = False
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    if s.threads > 0:
+        so.intra_op_num_threads = s.threads
+    if not s.spin:
+        so.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    return so
+
+
+def _rebuild_sessions(eng: object, s: OcrSettings) -> dict[str, dict]:
+    """Replace the engine's onnxruntime sessions (detector, classifier, recogniser) by ones built
+    from the simplified graphs (`ocr_graph.simplify`, when `s.simplify`) with `_session_options(s)`.
+    A model that cannot be read or rewritten keeps the wheel's session. Returns the rewrites made
+    per model (for the benchmarks and tests)."""
+    import onnxruntime as ort
+
+    from docassay.extractors.parsers import ocr_graph
+    done: dict[str, dict] = {}
+    for part, attr in (("det", ("text_det", "infer")), ("cls", ("text_cls", "session")),
+                       ("rec", ("text_rec", "session"))):
+        holder = getattr(getattr(eng, attr[0], None), attr[1], None)
+        old = getattr(holder, "session", None)
+        path = getattr(old, "_model_path", None)
+        if holder is None or not isinstance(path, str):
+            continue
+        try:
+            with open(path, "rb") as fh:
+                raw = fh.read()
+            stats = ocr_graph.SimplifyStats()
+            model = (ocr_graph.simplify(raw, stats) if s.simplify else None) or raw
+            holder.session = ort.InferenceSession(model, sess_options=_session_options(s),
+                                                  providers=["CPUExecutionProvider"])
+            done[part] = dict(stats)
+        except Exception:                               # noqa: BLE001 - the wheel's session still works
+            holder.session = old
+    return done
 
 
 _lock = threading.Lock()
@@ -136,8 +191,21 @@ def _get_engine(name: str = "rapidocr") -> object:
     if _engine is None:
         from rapidocr_onnxruntime import RapidOCR  # heavy import: only when OCR is needed
         _settings = OcrSettings.from_env()
-        _engine = RapidOCR(**_settings.engine_kwargs())
+        engine = RapidOCR(**_settings.engine_kwargs())
+        if _settings.simplify or not _settings.spin:
+            _rebuild_sessions(engine, _settings)
+        _engine = engine
     return _engine
+
+
+def working_side(engine: str) -> int:
+    """The longest side, in pixels, of the image that `engine` reads lines from: a larger image is
+    scaled down to it first (RapidOCR: `CROP_MAX_SIDE`; Tesseract: `TesseractSettings.max_side`), so
+    a decoder may deliver an image this large instead of the full one (the image parser does, for JPEG)."""
+    if resolve_engine(engine) == "tesseract":
+        from docassay.extractors.parsers import ocr_tesseract
+        return ocr_tesseract.TesseractSettings.from_env().max_side
+    return CROP_MAX_SIDE
 
 
 def is_blank(image: "Image") -> bool:
