@@ -9,7 +9,11 @@ statuses come out of both; only a Prefect run also leaves task runs and artifact
 Drift (a known format failing `drift_threshold` replays in a row) is queued during the batch and
 proposed after the last document (`flows.pipeline.propose_queued_drift`, one proposal per format;
 `DOCASSAY_DRIFT_DEFERRED=0` proposes on the failing document's path, as `process_document` alone
-does); the outcomes are in the run's database record.
+does); the outcomes are in the run's database record. The batch's documents of a format that got a
+new version (or whose failing layout became a format of its own) and were held (`needs_review`,
+`failed`) are then read once more (`reread_after_drift`): a second reading that is accepted
+replaces the row, any other keeps the first (so deferring the proposal costs those documents
+nothing against proposing it on their own path).
 
 Rows are appended to the output folder's partial file as documents finish and moved onto
 `results.jsonl` once every input has its row (flows/output.py: one run per folder, an existing
@@ -35,7 +39,7 @@ from docassay.flows.dispatch import POLL_S, STOP_GRACE_S, Dispatch, ThreadDispat
 from docassay.flows.jobs import JobOptions, build_job
 from docassay.flows.outages import Outage, run_bookkeeping
 from docassay.flows.output import OutputFolder
-from docassay.flows.pipeline import DriftQueue, propose_queued_drift
+from docassay.flows.pipeline import DriftOutcome, DriftQueue, propose_queued_drift
 from docassay.flows.progress import Progress
 from docassay.flows.results import ResultsWriteError, Row, Summary, summarize
 from docassay.flows.results_store import is_remote, local_dir, publish
@@ -46,7 +50,12 @@ from docassay.infra import store
 from docassay.infra.errors import DocassayError, StorageError
 
 __all__ = ["BatchFailed", "BatchInterrupted", "BatchOutcome", "Dispatch", "ResultsIncomplete", "ThreadDispatch",
-           "STOP_GRACE_S", "POLL_S", "check_error_ratio", "extract_batch", "extract_batch_outcome", "run_documents"]
+           "STOP_GRACE_S", "POLL_S", "check_error_ratio", "extract_batch", "extract_batch_outcome", "run_documents",
+           "reread_after_drift"]
+
+REREAD_STATUSES = ("needs_review", "failed")       # held rows a new version may read right
+ACCEPTED_STATUSES = ("passed", "repaired")
+IMPROVED_OUTCOMES = ("new_version", "new_format")
 
 class BatchFailed(DocassayError):
     """More documents failed than `--max-error-ratio` allows (raised after all were persisted)."""
@@ -75,6 +84,21 @@ class BatchOutcome:
 
 Artifacts = Callable[[str, list[Row], Summary, Path], None]
 """Publishes a finished batch somewhere besides results.jsonl and the database (Prefect artifacts)."""
+
+
+def reread_after_drift(outcomes: list[DriftOutcome], rows: dict[int, Row], todo: list[str], job: Job, ctx,
+                       dispatch: Dispatch, stop: StopRequest) -> tuple[int, dict[int, Row]]:
+    """Read again the held rows (`rows[i]` is the row of `todo[i]`) of the formats that drift gave a
+    new version or split into a format of their own. Nothing is queued for drift again. Returns
+    (documents read again, {i: accepted second reading}), the rows that should replace `rows[i]`."""
+    improved = {o.format_id for o in outcomes if o.outcome in IMPROVED_OUTCOMES}
+    again = [i for i in sorted(rows) if rows[i].status in REREAD_STATUSES and rows[i].format.get("id") in improved]
+    if not again or stop.is_set():
+        return 0, {}
+    ctx.drift = DriftQueue()                       # a second reading proposes nothing more
+    better = {again[j]: row for j, row in dispatch.run([todo[i] for i in again], job, ctx, stop)
+              if row.status in ACCEPTED_STATUSES}
+    return len(again), better
 
 
 def check_error_ratio(summary: Summary, max_error_ratio: float | None) -> None:
@@ -192,6 +216,23 @@ def run_documents(sources: list[str], job: Job, out: Path | OutputFolder, *, dis
                               + (f" (version {o.version})" if o.version else "")
                               + (f" ({o.new_format_id})" if o.new_format_id else "")
                               + f", from {o.source}", file=sys.stderr)
+                again, better = reread_after_drift(drift, rows, todo, job, ctx, dispatch, stop)
+                if better:
+                    try:
+                        folder.rewrite(written + [better.get(i, rows[i]) for i in sorted(rows)])
+                        rows.update(better)
+                    except ResultsWriteError as exc:             # the first readings stay, as written
+                        print(f"drift: the second readings could not be written ({exc.message}); the first "
+                              "ones are kept", file=sys.stderr)
+                        better = {}
+                    ordered = written + [rows[i] for i in sorted(rows)]
+                    summary = summarize(ordered)
+                    meta.update(summary.to_json())
+                if again:
+                    meta["drift_reread"] = {"documents": again, "accepted": len(better)}
+                    if not quiet:
+                        print(f"drift: read {again} held document(s) of those formats again, {len(better)} "
+                              "accepted", file=sys.stderr)
             run_bookkeeping("the run's summary", lambda c: store.finish_run(c, run_id, meta), ctx, outage)
             run_bookkeeping("the run's documents", lambda c: record_run_documents(c, run_id, ordered), ctx, outage)
     finally:

@@ -206,6 +206,23 @@ class OutputFolder:
         self.resumed = resumed
         return todo, kept + resumed
 
+    def rewrite(self, rows: list[Row]) -> None:
+        """Replace the partial's rows by `rows` (atomic: a fresh file moved onto it), then go on
+        appending to it."""
+        if self.writer is not None:
+            self.writer.close()
+        fresh = self.partial.with_name(self.partial.name + ".new")
+        try:
+            w = ResultsWriter(fresh)
+            try:
+                for row in rows:
+                    w.write(row)
+            finally:
+                w.close()
+            os.replace(fresh, self.partial)
+        finally:
+            self.writer = ResultsWriter(self.partial, append=True)      # the old partial, if that failed
+
     def commit(self) -> Path:
         """Move the finished partial onto results.jsonl (atomic, durable)."""
         if self.writer is not None:

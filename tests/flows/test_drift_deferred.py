@@ -1,7 +1,9 @@
 """Issue 15: in a batch, drift is proposed after the last document instead of on the failing
-document's path. The failing documents' rows are final as read (needs_review with the version they
-matched); one proposal per format follows the batch, goes through the reference gate, and its
-outcome is in the run's record; the next batch reads both layouts with the new version."""
+document's path. The failing documents are read as matched (needs_review with the version they
+matched, nothing inline); one proposal per format follows the batch, goes through the reference
+gate, and its outcome is in the run's record; then the batch's held documents of that format are
+read again with the new version, and an accepted second reading replaces the row (in results.jsonl
+and the database); the next batch reads both layouts with the new version."""
 from __future__ import annotations
 
 import dataclasses
@@ -37,18 +39,28 @@ def test_drift_is_proposed_after_the_batch(tmp_path: Path, pg_fresh_dsn: str) ->
     assert [r.status for r in first.rows] == ["passed"] * 3
     fid = first.rows[0].format["id"]
 
+    held = run_documents(drift_docs, dataclasses.replace(job, repair=False), tmp_path / "out0",
+                         dispatch=ThreadDispatch(1), quiet=True)
+    assert [r.status for r in held.rows] == ["needs_review"] * 3, "as matched, without repair: no drift at all"
+
     second = run_documents(drift_docs, job, tmp_path / "out2", dispatch=ThreadDispatch(1), quiet=True)
-    assert [r.status for r in second.rows] == ["needs_review"] * 3, "rows read as matched; nothing inline"
-    assert all(r.format["id"] == fid and r.format["version"] == 1 for r in second.rows)
-    assert all("drift" not in r.timings_ms for r in second.rows)
     with psycopg.connect(pg_fresh_dsn) as conn:
         (summary,) = conn.execute("SELECT summary FROM runs WHERE id = %s", (second.run_id,)).fetchone()
+        active = store.active_version(conn, fid)
+        stored = dict(conn.execute("SELECT source, status FROM documents WHERE source = ANY(%s)",
+                                   (drift_docs,)).fetchall())
     summary = summary if isinstance(summary, dict) else json.loads(summary)
     assert summary["drift"] == [{**summary["drift"][0], "format_id": fid, "outcome": "new_version"}]
     assert len(summary["drift"]) == 1, "one proposal per format"
-    with psycopg.connect(pg_fresh_dsn) as conn:
-        active = store.active_version(conn, fid)
-    assert active.version == summary["drift"][0]["version"] and active.meta["reason"] == "drift"
+    assert active.version == summary["drift"][0]["version"] > 1 and active.meta["reason"] == "drift"
+    # the held rows were read again with the new version: accepted, and so in every record of them
+    assert summary["drift_reread"] == {"documents": 3, "accepted": 3}
+    assert [r.status for r in second.rows] == ["passed"] * 3
+    assert all(r.format["id"] == fid and r.format["version"] == active.version for r in second.rows)
+    assert all("drift" not in r.timings_ms for r in second.rows), "nothing proposed on a document's path"
+    written = [json.loads(x) for x in second.results_path.read_text().splitlines()]
+    assert [(r["source"], r["status"]) for r in written] == [(s, "passed") for s in drift_docs]
+    assert stored == {s: "passed" for s in drift_docs} and summary["by_status"] == {"passed": 3}
 
     third = run_documents(drift_docs[:1] + originals[:1], job, tmp_path / "out3", dispatch=ThreadDispatch(1),
                           quiet=True)
