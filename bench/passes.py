@@ -136,18 +136,21 @@ def build_job(spec: PassSpec):  # -> flows.pipeline.Job
 
 
 def run_pass(spec: PassSpec) -> PassResult:
-    """Run the pass here; rows in input order."""
-    from docassay.flows.batch import run_batch
+    """Run the pass here, as `docassay extract` runs a batch (flows.extract_batch.run_documents:
+    drift proposed after the last document, the held documents of a format it improved read
+    again), one document at a time; rows in input order."""
     from docassay.flows.context import open_context
+    from docassay.flows.extract_batch import ThreadDispatch, run_documents
 
     job = build_job(spec)
     Path(spec.home).mkdir(parents=True, exist_ok=True)
     with open_context(job.settings) as ctx:
         ctx.conn  # noqa: B018                   # connect and migrate before the clock starts
-        start_rss = peak_rss_mb()
-        t = time.perf_counter()
-        rows = run_batch(list(spec.sources), job, ctx, concurrency=1)
-        wall = time.perf_counter() - t
+    start_rss = peak_rss_mb()
+    t = time.perf_counter()
+    rows = run_documents(list(spec.sources), job, Path(spec.home) / "out", dispatch=ThreadDispatch(1),
+                         quiet=True).rows
+    wall = time.perf_counter() - t
     out = [BenchRow(r.source, r.status, r.format.get("match"), r.record, r.pages or 1, dict(r.timings_ms),
                     r.attempts, (r.error or {}).get("kind"),
                     flags=sorted({v.get("rule", "") for v in (r.verification or {}).get("violations", [])
