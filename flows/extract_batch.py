@@ -96,8 +96,11 @@ def reread_after_drift(outcomes: list[DriftOutcome], rows: dict[int, Row], todo:
     if not again or stop.is_set():
         return 0, {}
     ctx.drift = DriftQueue()                       # a second reading proposes nothing more
+    before = list(getattr(dispatch, "abandoned", []) or [])
     better = {again[j]: row for j, row in dispatch.run([todo[i] for i in again], job, ctx, stop)
               if row.status in ACCEPTED_STATUSES}
+    if hasattr(dispatch, "abandoned"):
+        dispatch.abandoned = before                # a second reading cut short by a stop: its first one stands
     return len(again), better
 
 
