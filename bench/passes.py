@@ -141,6 +141,7 @@ def run_pass(spec: PassSpec) -> PassResult:
     again), one document at a time; rows in input order."""
     from docassay.flows.context import open_context
     from docassay.flows.extract_batch import ThreadDispatch, run_documents
+    from docassay.flows.output import OutputFolder
 
     job = build_job(spec)
     Path(spec.home).mkdir(parents=True, exist_ok=True)
@@ -148,8 +149,9 @@ def run_pass(spec: PassSpec) -> PassResult:
         ctx.conn  # noqa: B018                   # connect and migrate before the clock starts
     start_rss = peak_rss_mb()
     t = time.perf_counter()
-    rows = run_documents(list(spec.sources), job, Path(spec.home) / "out", dispatch=ThreadDispatch(1),
-                         quiet=True).rows
+    # a pass's own output folder: later passes (a replay) share the home, not the folder
+    with OutputFolder(Path(spec.home) / "out" / spec.name, overwrite=True) as folder:
+        rows = run_documents(list(spec.sources), job, folder, dispatch=ThreadDispatch(1), quiet=True).rows
     wall = time.perf_counter() - t
     out = [BenchRow(r.source, r.status, r.format.get("match"), r.record, r.pages or 1, dict(r.timings_ms),
                     r.attempts, (r.error or {}).get("kind"),
