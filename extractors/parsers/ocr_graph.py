@@ -20,7 +20,6 @@ model's bytes, or None when nothing matched.
 """
 from __future__ import annotations
 
-import struct
 from typing import Any
 
 __all__ = ["simplify", "SimplifyStats"]
@@ -72,14 +71,17 @@ class SimplifyStats(dict):
     """How many of each rewrite were made: {"fold": n, "hardswish": n}."""
 
 
-def _tensor_floats(t: Any) -> tuple[list[int], list[float]] | None:
-    if t.data_type != _FLOAT:
-        return None
-    dims = list(t.dims)
-    if t.raw_data:
-        n = len(t.raw_data) // 4
-        return dims, list(struct.unpack(f"<{n}f", t.raw_data))
-    return dims, list(t.float_data)
+def _floats(t: Any) -> Any:
+    """The values of float tensor `t` as a numpy array of its shape (decoded when asked: a model's
+    weights are most of its bytes, and only the scalars and the folded convolutions are read)."""
+    import numpy as np
+    raw = t.raw_data
+    vals = np.frombuffer(raw, dtype="<f4") if raw else np.asarray(t.float_data, dtype=np.float32)
+    return vals.reshape([int(d) for d in t.dims]) if len(t.dims) else vals
+
+
+def _size(t: Any) -> int:
+    return len(t.raw_data) // 4 if t.raw_data else len(t.float_data)
 
 
 def simplify(model: bytes, stats: SimplifyStats | None = None) -> bytes | None:
@@ -89,16 +91,14 @@ def simplify(model: bytes, stats: SimplifyStats | None = None) -> bytes | None:
     m = M["ModelProto"]()
     m.ParseFromString(model)
     g = m.graph
-    consts: dict[str, tuple[list[int], list[float]]] = {}
+    consts: dict[str, Any] = {}                          # name -> float TensorProto
     for n in g.node:
-        if n.op_type == "Constant" and len(n.attribute) == 1 and n.attribute[0].name == "value":
-            got = _tensor_floats(n.attribute[0].t)
-            if got is not None:
-                consts[n.output[0]] = got
+        if n.op_type == "Constant" and len(n.attribute) == 1 and n.attribute[0].name == "value" \
+                and n.attribute[0].t.data_type == _FLOAT:
+            consts[n.output[0]] = n.attribute[0].t
     for t in g.initializer:
-        got = _tensor_floats(t)
-        if got is not None:
-            consts[t.name] = got
+        if t.data_type == _FLOAT:
+            consts[t.name] = t
     nodes = list(g.node)
     producer = {o: n for n in nodes for o in n.output}
     users: dict[str, list[Any]] = {}
@@ -109,7 +109,7 @@ def simplify(model: bytes, stats: SimplifyStats | None = None) -> bytes | None:
 
     def scalar(name: str) -> float | None:
         c = consts.get(name)
-        return c[1][0] if c is not None and len(c[1]) == 1 else None
+        return float(_floats(c).reshape(-1)[0]) if c is not None and _size(c) == 1 else None
 
     def other(n: Any, x: str) -> str | None:
         if len(n.input) != 2:
@@ -135,12 +135,11 @@ def simplify(model: bytes, stats: SimplifyStats | None = None) -> bytes | None:
         add = only_user(mul.output[0], "Add")
         if add is None or (c := scalar(other(add, mul.output[0]) or "")) is None:
             continue
-        wdims, wvals = consts[conv.input[1]]
-        w = np.asarray(wvals, dtype=np.float32).reshape(wdims)
+        w = _floats(consts[conv.input[1]])
         if len(conv.input) > 2 and conv.input[2]:
             if conv.input[2] not in consts:
                 continue
-            b = np.asarray(consts[conv.input[2]][1], dtype=np.float32)
+            b = _floats(consts[conv.input[2]]).reshape(-1)
         else:
             b = np.zeros(w.shape[0], dtype=np.float32)
         if b.shape != (w.shape[0],):
