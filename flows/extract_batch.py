@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Callable
 
 from docassay.flows.batch import collect_sources, ground_truth_sidecar
-from docassay.flows.context import Job, open_context
+from docassay.flows.context import Job, RunContext, open_context
 from docassay.flows.dispatch import POLL_S, STOP_GRACE_S, Dispatch, ThreadDispatch
 from docassay.flows.jobs import JobOptions, build_job
 from docassay.flows.outages import Outage, run_bookkeeping
@@ -86,8 +86,8 @@ Artifacts = Callable[[str, list[Row], Summary, Path], None]
 """Publishes a finished batch somewhere besides results.jsonl and the database (Prefect artifacts)."""
 
 
-def reread_after_drift(outcomes: list[DriftOutcome], rows: dict[int, Row], todo: list[str], job: Job, ctx,
-                       dispatch: Dispatch, stop: StopRequest) -> tuple[int, dict[int, Row]]:
+def reread_after_drift(outcomes: list[DriftOutcome], rows: dict[int, Row], todo: list[str], job: Job,
+                       ctx: RunContext, dispatch: Dispatch, stop: StopRequest) -> tuple[int, dict[int, Row]]:
     """Read again the held rows (`rows[i]` is the row of `todo[i]`) of the formats that drift gave a
     new version or split into a format of their own. Nothing is queued for drift again. Returns
     (documents read again, {i: accepted second reading}), the rows that should replace `rows[i]`."""

@@ -14,7 +14,6 @@ is decoded at 2481x3508 for RapidOCR (BENCHMARKS.md "Issue 15: RapidOCR on an A4
 from __future__ import annotations
 
 import io
-import os
 import warnings
 
 from PIL import Image, ImageOps, UnidentifiedImageError
@@ -22,7 +21,7 @@ from PIL import Image, ImageOps, UnidentifiedImageError
 from docassay.extractors.document import BBox, Document, Page, Word
 from docassay.extractors.errors import ParseError
 from docassay.extractors.parsers.base import Budget, Parser, finish_page
-from docassay.extractors.parsers.ocr import ocr_page_words, resolve_engine, working_side
+from docassay.extractors.parsers.ocr import env_flag, ocr_page_words, resolve_engine, working_side
 from docassay.infra.config import Settings
 
 __all__ = ["ImageParser", "IMAGE_MAGIC", "ocr_frame"]
@@ -97,9 +96,8 @@ def ocr_frame(img: Image.Image, engine: str) -> tuple[Image.Image, tuple[int, in
     a large JPEG, see the module's docstring), turned upright by its EXIF orientation, RGB or L;
     and the size of the full frame, upright (the page's pixels)."""
     width, height = img.size
-    reduce = os.environ.get("DOCASSAY_OCR_JPEG_DRAFT", "1").strip().lower() not in ("0", "false", "no", "off")
     side = working_side(engine)
-    if reduce and img.format in ("JPEG", "MPO") and max(width, height) > side:
+    if env_flag("DOCASSAY_OCR_JPEG_DRAFT", True) and img.format in ("JPEG", "MPO") and max(width, height) > side:
         ratio = side / max(width, height)
         img.draft(img.mode if img.mode in ("RGB", "L") else "RGB",
                   (max(1, -(-width * side // max(width, height))), max(1, round(height * ratio))))

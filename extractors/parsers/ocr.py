@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from PIL.Image import Image
 
 __all__ = ["OcrLine", "OcrSettings", "recognize", "ocr_words", "ocr_page_words", "is_blank", "resolve_engine",
-           "working_side", "SUPPORTED_ENGINES", "OcrEngineError"]
+           "working_side", "env_flag", "SUPPORTED_ENGINES", "OcrEngineError"]
 
 SUPPORTED_ENGINES = ("auto", "rapidocr", "tesseract")
 BLANK_LEVEL = 200           # grey value (0 black .. 255 white) that counts as printed
@@ -88,12 +88,12 @@ class OcrSettings:
         env = os.environ
         try:
             s = cls(det_max_side=int(env.get("DOCASSAY_OCR_DET_MAX_SIDE", cls.det_max_side)),
-                    use_cls=_flag(env.get("DOCASSAY_OCR_USE_CLS"), cls.use_cls),
+                    use_cls=env_flag("DOCASSAY_OCR_USE_CLS", cls.use_cls),
                     threads=int(env.get("DOCASSAY_OCR_THREADS", cls.threads)),
                     rec_batch=int(env.get("DOCASSAY_OCR_REC_BATCH", cls.rec_batch)),
                     rec_width=int(env.get("DOCASSAY_OCR_REC_WIDTH", cls.rec_width)),
-                    simplify=_flag(env.get("DOCASSAY_OCR_SIMPLIFY"), cls.simplify),
-                    spin=_flag(env.get("DOCASSAY_OCR_SPIN"), cls.spin))
+                    simplify=env_flag("DOCASSAY_OCR_SIMPLIFY", cls.simplify),
+                    spin=env_flag("DOCASSAY_OCR_SPIN", cls.spin))
         except ValueError as exc:
             raise ConfigError(f"bad OCR setting in the environment: {exc}", setting="ocr") from exc
         if s.det_max_side < 64 or s.rec_batch < 1 or s.threads < 0 or s.rec_width < 8:
@@ -110,7 +110,9 @@ class OcrSettings:
         return kw
 
 
-def _flag(value: str | None, default: bool) -> bool:
+def env_flag(name: str, default: bool) -> bool:
+    """The 0/1 (false/true, no/yes, off/on) environment setting `name`, `default` when unset."""
+    value = os.environ.get(name)
     if value is None:
         return default
     return value.strip().lower() not in ("0", "false", "no", "off")
@@ -131,18 +133,15 @@ def _session_options(s: OcrSettings) -> object:
     return so
 
 
-def _rebuild_sessions(eng: object, s: OcrSettings) -> dict[str, dict]:
+def _rebuild_sessions(eng: object, s: OcrSettings) -> None:
     """Replace the engine's onnxruntime sessions (detector, classifier, recogniser) by ones built
     from the simplified graphs (`ocr_graph.simplify`, when `s.simplify`) with `_session_options(s)`.
-    A model that cannot be read or rewritten keeps the wheel's session. Returns the rewrites made
-    per model (for the benchmarks and tests)."""
+    A model that cannot be read or rewritten keeps the wheel's session."""
     import onnxruntime as ort
 
     from docassay.extractors.parsers import ocr_graph
-    done: dict[str, dict] = {}
-    for part, attr in (("det", ("text_det", "infer")), ("cls", ("text_cls", "session")),
-                       ("rec", ("text_rec", "session"))):
-        holder = getattr(getattr(eng, attr[0], None), attr[1], None)
+    for part, attr in (("text_det", "infer"), ("text_cls", "session"), ("text_rec", "session")):
+        holder = getattr(getattr(eng, part, None), attr, None)
         old = getattr(holder, "session", None)
         path = getattr(old, "_model_path", None)
         if holder is None or not isinstance(path, str):
@@ -150,14 +149,11 @@ def _rebuild_sessions(eng: object, s: OcrSettings) -> dict[str, dict]:
         try:
             with open(path, "rb") as fh:
                 raw = fh.read()
-            stats = ocr_graph.SimplifyStats()
-            model = (ocr_graph.simplify(raw, stats) if s.simplify else None) or raw
+            model = (ocr_graph.simplify(raw) if s.simplify else None) or raw
             holder.session = ort.InferenceSession(model, sess_options=_session_options(s),
                                                   providers=["CPUExecutionProvider"])
-            done[part] = dict(stats)
         except Exception:                               # noqa: BLE001 - the wheel's session still works
             holder.session = old
-    return done
 
 
 _lock = threading.Lock()

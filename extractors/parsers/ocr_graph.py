@@ -25,7 +25,7 @@ from typing import Any
 __all__ = ["simplify", "SimplifyStats"]
 
 _FLOAT = 1                      # TensorProto.DataType.FLOAT
-_ATTR_FLOAT, _ATTR_TENSOR = 1, 4
+_ATTR_FLOAT = 1                 # AttributeProto.AttributeType.FLOAT
 _MESSAGES: dict[str, Any] | None = None
 
 
@@ -200,7 +200,6 @@ def simplify(model: bytes, stats: SimplifyStats | None = None) -> bytes | None:
     g.node.extend(copies)
     g.initializer.extend(new_inits)
     return m.SerializeToString()
-
 
 
 def _tensor(M: dict[str, Any], name: str, arr: Any) -> Any:
