@@ -248,6 +248,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--generator", choices=("baseline", "model"), default="model")
     ap.add_argument("--formats", type=int, default=10)
     ap.add_argument("--docs", type=int, default=3)
+    ap.add_argument("--seed", type=int, default=0, help="synthetic seed (never 7: kept unseen)")
     ap.add_argument("--limit", type=int, help="first N documents of each set (after the split)")
     ap.add_argument("--save", type=Path, help="pickle the captured contexts here")
     ap.add_argument("--load", type=Path, nargs="+", help="score contexts captured earlier (one or more --save files) "
@@ -277,7 +278,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             for set_name in [s for s in (args.sets or "dev-invoices,dev-receipts").split(",") if s]:
                 docs = load_set(set_name, data=args.data, folder=scratch / "docs",
-                                size=SynthSize(args.formats, args.docs))
+                                size=SynthSize(args.formats, args.docs, args.seed))
                 if set_name in DEV_SETS:
                     docs = select(docs, split)
                 docs = docs[:args.limit] if args.limit else docs

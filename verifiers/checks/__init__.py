@@ -15,7 +15,8 @@ raise for odd input: a malformed value is a `fail` signal or no signal.
 
 `CHECKS` is the registry, in order, one module per family (each module's docstring lists its
 checks): identifiers (checksums, formats), arithmetic, labels (what the words beside a value
-mean), roles (which block of the page a value stands in), agreement (printed twice, the next-best
+mean), columns (which label a value belongs to where labels stand over their values or
+across a column), roles (which block of the page a value stands in), agreement (printed twice, the next-best
 reading, the format's earlier documents), plausibility (dates, proportions, the shape of a name),
 extent (an address holds its whole printed block), names (a party's legal name, not its brand),
 items_table (each item read as its printed row), rounding (a cash total read before rounding) and
@@ -34,6 +35,7 @@ import logging
 from docassay.verifiers.checks import (
     agreement,
     arithmetic,
+    columns,
     extent,
     identifiers,
     items_table,
@@ -53,7 +55,7 @@ _log = logging.getLogger(__name__)
 
 # name -> check, in the order they run; names are unique and stable (calibrator features).
 CHECKS: tuple[tuple[str, Check], ...] = (
-    identifiers.CHECKS + arithmetic.CHECKS + labels.CHECKS + roles.CHECKS + agreement.CHECKS
+    identifiers.CHECKS + arithmetic.CHECKS + labels.CHECKS + columns.CHECKS + roles.CHECKS + agreement.CHECKS
     + plausibility.CHECKS + extent.CHECKS + names.CHECKS + items_table.CHECKS + rounding.CHECKS
     + printed.CHECKS
 )

@@ -68,7 +68,7 @@ from docassay.verifiers.context import VerifyContext
 from docassay.verifiers.evidence import FieldEvidence
 
 __all__ = ["label_meaning", "other_document", "final_total", "total_last", "total_rival_label", "value_not_label", "item_descriptions", "name_label_prefix",
-           "nearest_meanings", "CHECKS"]
+           "nearest_meanings", "credit_note", "INVOICE_REFERENCES", "CHECKS"]
 
 _ANCHOR_NOISE = re.compile(r"^[=<>^v]+|#-?\d+$")
 
@@ -111,7 +111,7 @@ def label_meaning(ctx: VerifyContext) -> list[Signal]:
             out.append(Signal(f, "label_meaning", "pass", f"labelled {phrase!r} ({own})"))
         elif meanings & set(RIVALS.get(role, ())):
             rival = sorted(meanings & set(RIVALS[role]))[0]
-            if (role == "document_number" and meanings == {"other_number"} and fold(phrase) in _INVOICE_REFERENCES
+            if (role == "document_number" and meanings == {"other_number"} and fold(phrase) in INVOICE_REFERENCES
                     and not credit_note(ctx)):
                 continue                         # "Réf. facture:" on an invoice labels its own number
             party = PARTY_OF.get(role) if rival in BLOCK_MEANINGS else None
@@ -317,7 +317,7 @@ _DOCUMENT_PHRASES = frozenset(fold(p) for p in (
     "contratto"))
 # The `other_number` cues that name an invoice this one refers to: another document on a credit note
 # or a correction, but the invoice's own reference on an invoice ("Réf. facture: FAC/2021/7038256").
-_INVOICE_REFERENCES = frozenset(fold(p) for p in (
+INVOICE_REFERENCES = frozenset(fold(p) for p in (
     "ref facture", "reference facture", "facture d origine", "facture initiale", "original invoice",
     "invoice reference", "referenced invoice", "related invoice", "bezugsrechnung", "ursprungsrechnung",
     "originalrechnung", "zu rechnung", "bezug rechnung", "oorspronkelijke factuur", "factura original",
@@ -382,8 +382,8 @@ def names_other_document(text: str, role: str, credit: bool = False) -> str | No
     `credit`: the record is a credit note or a correction, so a referenced invoice is another one."""
     found = meanings_in(text)
     other = [(m, ph) for m, ph, _, _ in found if m in _OTHER_ROLES.get(role, ())
-             and (m != "other_number" or (ph in _INVOICE_REFERENCES and credit)
-                  or (ph not in _INVOICE_REFERENCES and (role == "document_number" or ph in _DOCUMENT_PHRASES)))]
+             and (m != "other_number" or (ph in INVOICE_REFERENCES and credit)
+                  or (ph not in INVOICE_REFERENCES and (role == "document_number" or ph in _DOCUMENT_PHRASES)))]
     if other:
         return f"{other[-1][1]!r} ({other[-1][0]})"
     if not credit:
