@@ -276,3 +276,20 @@ def test_a_total_below_a_printed_subtotal_or_a_column_of_a_row_is_doubtful():
     out = assess({"total": FieldBasis("total", "amount", True, 12.88, [column], {"bias": 1.0})}, cal,
                  ConfidencePolicy(default=0.3), required=("total",))
     assert out["total"].status == "doubtful" and out["total"].confidence == DOUBT_CAP
+
+
+def test_an_ambiguity_fail_is_weighed_on_its_own_not_counted_among_the_fails():
+    import math
+
+    from docassay.verifiers.checks import Signal
+    from docassay.verifiers.confidence.features import AMBIGUITY_CHECKS, field_bases
+    from tests.verifiers.checkkit import GOOD, ctx
+    c = ctx(dict(GOOD))
+    alt = Signal("invoice_number", "alternative_agrees", "fail", "another reading: 'R-2'")
+    wrong = Signal("issue_date", "label_meaning", "fail", "labelled 'Lieferdatum'")
+    amb = Signal("issue_date", "reading_ambiguous", "fail", "05.03.2018 reads as 3 May too")
+    bases = field_bases(c, {}, [alt, wrong, amb])
+    inv, date = bases["invoice_number"].features, bases["issue_date"].features
+    assert "alternative_agrees" in AMBIGUITY_CHECKS and "reading_ambiguous" in AMBIGUITY_CHECKS
+    assert inv["alternative_agrees:fail"] == 1.0 and inv["checks:fail_n"] == 0.0
+    assert date["reading_ambiguous:fail"] == 1.0 and date["checks:fail_n"] == math.log1p(1)

@@ -15,7 +15,9 @@ Where the signals come from (each a `verifiers.checks.Signal`, shown in the row'
 Features (all named; the calibrator's JSON lists the names it was trained on and ignores others):
 
     bias, how:<how> (one-hot), value_is_label, reads_as, <check>:pass | <check>:fail (0/1),
-    checks:pass_n, checks:fail_n (log1p counts of independent checks), rules:held (log1p),
+    checks:pass_n, checks:fail_n (log1p counts of independent checks; fail_n leaves out the
+    AMBIGUITY_CHECKS, which say another reading exists, not that this one is wrong: their own
+    <check>:fail features weigh them), rules:held (log1p),
     record:errors_elsewhere (log1p of the record's other errors), record:gates_passed,
     alternatives (log1p of the distinct other readings the document offers, at most 5),
     shape:has_digit | shape:words | shape:upper (text values), shape:items (log1p of a list's
@@ -39,7 +41,12 @@ from docassay.verifiers.context import VerifyContext
 from docassay.verifiers.evidence import HOWS
 from docassay.verifiers.result import GateResult
 
-__all__ = ["FieldBasis", "field_bases", "STRONG_HOWS", "MAX_ALTERNATIVES", "GATE_CHECKS"]
+AMBIGUITY_CHECKS = ("alternative_agrees", "reading_ambiguous")
+"""Checks whose fail says the page offers another reading, not that the value is wrong (on
+synthetic seeds 0, 4-6, 8-10 an invoice number whose only fail was `alternative_agrees` was right
+92 times of 92): they are not counted in `checks:fail_n`."""
+
+__all__ = ["FieldBasis", "field_bases", "STRONG_HOWS", "MAX_ALTERNATIVES", "GATE_CHECKS", "AMBIGUITY_CHECKS"]
 
 STRONG_HOWS = ("label", "table", "detected", "person")
 MAX_ALTERNATIVES = 5
@@ -103,7 +110,7 @@ def field_bases(ctx: VerifyContext, gates: Mapping[str, GateResult], signals: It
         for s in own:
             f[f"{s.check}:{s.outcome}"] = 1.0
         f["checks:pass_n"] = math.log1p(sum(s.outcome == "pass" for s in own))
-        f["checks:fail_n"] = math.log1p(sum(s.outcome == "fail" for s in own))
+        f["checks:fail_n"] = math.log1p(sum(s.outcome == "fail" and s.check not in AMBIGUITY_CHECKS for s in own))
         mine = gate_sig.get(name, [])
         for s in mine:
             f[f"{s.check}:fail"] = 1.0
