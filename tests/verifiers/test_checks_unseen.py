@@ -244,9 +244,12 @@ def test_a_failing_check_the_family_never_learned_counts_at_the_family_prior():
                       "name": FamilyModel(["bias", "b:fail", "c:fail", "d:pass"], [2.0, -2.0, -4.0, 1.0])})
     assert cal.fail_prior("name") == pytest.approx(-3.0)
     base = cal.predict("name", {"bias": 1.0})
-    # pooled knows a:fail -> its weight; nobody knows z:fail -> the family's prior
+    # pooled knows a:fail weaker than the prior -> the prior; nobody knows z:fail -> the prior
     assert cal.unseen_fails("name", {"bias": 1.0, "a:fail": 1.0, "z:fail": 1.0, "y:pass": 1.0}) == \
-        {"a:fail": -1.0, "z:fail": -3.0}
+        {"a:fail": -3.0, "z:fail": -3.0}
+    # pooled learned it stronger than the prior -> the pooled weight
+    strong = Calibrator({POOLED: FamilyModel(["bias", "a:fail"], [2.0, -5.0]), "name": cal.families["name"]})
+    assert strong.unseen_fails("name", {"bias": 1.0, "a:fail": 1.0}) == {"a:fail": -5.0}
     assert cal.predict("name", {"bias": 1.0, "z:fail": 1.0}) < base
     cal.meta["unseen_fail"] = "ignore"
     assert cal.predict("name", {"bias": 1.0, "z:fail": 1.0}) == base

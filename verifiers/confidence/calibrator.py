@@ -106,8 +106,11 @@ class Calibrator:
         return 0.0
 
     def unseen_fails(self, family: str, features: Mapping[str, float]) -> dict[str, float]:
-        """feature -> weight for each failing check the family's model does not know: the pooled
-        model's weight where it learned one below zero, else the family's failure prior."""
+        """feature -> weight for each failing check the family's model does not know: the stronger
+        (lower) of the pooled model's weight, where it learned one below zero, and the family's
+        failure prior. The pooled weight is learned mostly from other families' fields (a receipt
+        total found by its place is usually right; an invoice number so found is not), so it may
+        only make the prior stronger, never weaken it."""
         m, pooled = self.model_for(family), self.families[POOLED]
         known = set(m.features)
         learned = dict(zip(pooled.features, pooled.weights)) if m is not pooled else {}
@@ -116,7 +119,7 @@ class Calibrator:
             if not v or not f.endswith(":fail") or f in known:
                 continue
             w = learned.get(f, 0.0)
-            out[f] = (w if w < 0 else self.fail_prior(family)) * float(v)
+            out[f] = min(w, self.fail_prior(family)) * float(v)
         return out
 
     def predict(self, family: str, features: Mapping[str, float]) -> float:
