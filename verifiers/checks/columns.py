@@ -25,7 +25,7 @@ from typing import Any, Literal
 
 from docassay.verifiers.checks.fields import roles_of
 from docassay.verifiers.checks.labels import INVOICE_REFERENCES
-from docassay.verifiers.checks.page import Place, place
+from docassay.verifiers.checks.page import Place, line_words, place
 from docassay.verifiers.checks.signal import Signal
 from docassay.verifiers.checks.vocabulary import RIVALS, ROLE_MEANING, SUPPORTS, fold, is_label_text, meanings_in
 from docassay.verifiers.context import VerifyContext
@@ -41,22 +41,8 @@ _DATE = re.compile(r"\d{1,4}[./\-]\d{1,2}[./\-]\d{2,4}|\d{1,2}\.?\s+(?:de\s+)?[^
 _ID = re.compile(r"^(?=[^\s]*\d)[\w./\-#]{3,}$")
 
 
-def _words(page: Any) -> list:
-    return getattr(page, "words", None) or []
-
-
-def _lines(page: Any) -> list:
-    return getattr(page, "lines", None) or []
-
-
-def _line_words(page: Any, li: int) -> list:
-    words = _words(page)
-    ids = [i for i in getattr(_lines(page)[li], "word_ids", ()) if 0 <= i < len(words)]
-    return sorted((words[i] for i in ids if getattr(words[i], "bbox", None) is not None), key=lambda w: w.bbox.x0)
-
-
 def _em(page: Any, li: int) -> float:
-    b = _lines(page)[li].bbox
+    b = page.lines[li].bbox
     return max(b.y1 - b.y0, 1e-6)
 
 
@@ -78,7 +64,7 @@ def _text(cell: list) -> str:
 def _next_line(page: Any, li: int, x0: float, x1: float, step: int) -> list | None:
     """The words of the nearest line above (step -1) or below (+1) line `li` that stand within
     [x0, x1], when that line is tightly spaced to it; else None."""
-    lines = _lines(page)
+    lines = page.lines
     here = lines[li].bbox
     em = _em(page, li)
     k = li + step
@@ -88,7 +74,7 @@ def _next_line(page: Any, li: int, x0: float, x1: float, step: int) -> list | No
         if gap > _TIGHT_EMS * em:
             return None
         if gap >= -0.3 * em:                 # a line that overlaps this one vertically is the same row
-            inside = [w for w in _line_words(page, k) if min(w.bbox.x1, x1) - max(w.bbox.x0, x0) > 0]
+            inside = [w for w in line_words(page, k) if min(w.bbox.x1, x1) - max(w.bbox.x0, x0) > 0]
             if inside:
                 return inside
         k += step
@@ -123,14 +109,14 @@ def _own_label_elsewhere(p: Place, role: str) -> bool:
     """The value's printed text stands elsewhere on its page at the end of a cell, after a label
     that means the field, or alone in its cell under or right of one (an issue date equal to the
     delivery date, printed under both labels)."""
-    at = [w for w in _line_words(p.page, p.line) if w.bbox.x0 >= p.x0 - 1e-6 and w.bbox.x1 <= p.x1 + 1e-6]
+    at = [w for w in line_words(p.page, p.line) if w.bbox.x0 >= p.x0 - 1e-6 and w.bbox.x1 <= p.x1 + 1e-6]
     text = _text(at).strip()
     if not text:
         return False
     mine = {id(w) for w in at}
-    for li in range(len(_lines(p.page))):
+    for li in range(len(p.page.lines)):
         em = _em(p.page, li)
-        cells = _cells(_line_words(p.page, li), em)
+        cells = _cells(line_words(p.page, li), em)
         for i, cell in enumerate(cells):
             whole = _text(cell).strip()
             if not whole.endswith(text) or id(cell[-1]) in mine:
@@ -176,7 +162,7 @@ def label_above(ctx: VerifyContext) -> list[Signal]:
 def _across(p: Place) -> tuple[list, float] | None:
     """The label cell left of the value across a column gap, and the gap in line heights."""
     em = _em(p.page, p.line)
-    left = [w for w in _line_words(p.page, p.line) if w.bbox.x1 <= p.x0 + 0.1 * em]
+    left = [w for w in line_words(p.page, p.line) if w.bbox.x1 <= p.x0 + 0.1 * em]
     if not left:
         return None
     cell = _cells(left, em)[-1]

@@ -4,6 +4,7 @@ small text readers the checks share. Nothing here imports the extractors: the do
 its attributes, and anything that does not look like one yields nothing.
 
     place(ctx, field)            -> Place | None   the value's page, line, the words left of it
+    line_words(page, li)         -> the words of a line that have a box, left to right
     heading_above(place, ...)    -> (meaning, text) of the nearest block heading above it, same column
     doc_text(document)           -> DocText: lines, compact lines, numbers per line, percentages
                                     (computed once per document object)
@@ -26,7 +27,7 @@ from docassay.verifiers.context import VerifyContext
 from docassay.verifiers.evidence import FieldEvidence
 from docassay.verifiers.tolerance import fold_text
 
-__all__ = ["Place", "place", "heading_above", "doc_lines", "doc_text", "DocText", "compact",
+__all__ = ["Place", "place", "line_words", "heading_above", "doc_lines", "doc_text", "DocText", "compact",
            "amount_forms", "lines_printing_amount",
            "percents_in", "number_readings",
            "HEADING_MAX_LINES", "HEADING_MAX_EMS"]
@@ -53,6 +54,13 @@ def _words(page: Any) -> list:
 
 def _lines(page: Any) -> list:
     return getattr(page, "lines", None) or []
+
+
+def line_words(page: Any, li: int) -> list:
+    """The words of line `li` of `page` that have a box, left to right."""
+    words = _words(page)
+    ids = [i for i in getattr(_lines(page)[li], "word_ids", ()) if 0 <= i < len(words)]
+    return sorted((words[i] for i in ids if getattr(words[i], "bbox", None) is not None), key=lambda w: w.bbox.x0)
 
 
 _PLACES = IdentityCache(256)

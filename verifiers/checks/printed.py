@@ -40,7 +40,7 @@ from typing import Any, Iterator
 from docassay.verifiers.checks.fields import roles_of
 from docassay.verifiers.checks.labels import nearest_meanings
 from docassay.verifiers.checks.names import has_legal_form
-from docassay.verifiers.checks.page import Place, doc_lines, heading_above, place
+from docassay.verifiers.checks.page import Place, doc_lines, heading_above, line_words, place
 from docassay.verifiers.checks.plausibility import address_verdict
 from docassay.verifiers.checks.roles import also_under
 from docassay.verifiers.checks.signal import Signal
@@ -219,11 +219,8 @@ _NOT_THE_BUYERS_BLOCK = ("delivery", "seller", "bank", "contact")
 
 def _cells(page: Any, li: int) -> list[tuple[float, float, str]]:
     """The cells of line `li` of `page`: runs of words split where the gap exceeds two line heights."""
-    lines = getattr(page, "lines", None) or []
-    words = getattr(page, "words", None) or []
-    ws = sorted((words[i] for i in getattr(lines[li], "word_ids", ()) if 0 <= i < len(words)), key=lambda w: w.bbox.x0)
     cells: list[list] = []
-    for w in ws:
+    for w in line_words(page, li):
         em = max(w.bbox.y1 - w.bbox.y0, 1.0)
         if cells and w.bbox.x0 - cells[-1][-1].bbox.x1 <= 2 * em:
             cells[-1].append(w)
