@@ -4,8 +4,9 @@
                     under a line that is only a label, in its column and tightly above it
                     ("Fecha operación:" over "14.12.2019"): the label means this field: pass; a
                     rival of it (a delivery, order or customer-number label over an issue date or
-                    an invoice number; a label made only of known cue phrases): fail, unless the same text is printed elsewhere on the
-                    page with a label of this field (an issue date equal to the delivery date);
+                    an invoice number; a label made only of known cue phrases): fail, unless the
+                    same text is printed elsewhere on the page with a label of this field (an
+                    issue date equal to the delivery date);
                     a reference to an invoice ("Réf. facture") over a number is no fail (an
                     invoice's own number, or on a credit note the credited one's: `other_document`)
     label_across    a date or a document number read to the right of its label across a column
@@ -21,7 +22,7 @@ document. Nothing is judged without them.
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from typing import Any, Iterator, Literal
 
 from docassay.verifiers.checks.fields import roles_of
 from docassay.verifiers.checks.labels import INVOICE_REFERENCES
@@ -98,6 +99,19 @@ def _judge(role: str, label: str) -> tuple[Literal["pass", "fail"], str] | None:
     return None
 
 
+def _means_field(role: str, label: str) -> bool:
+    return (_judge(role, label) or ("", ""))[0] == "pass"
+
+
+def _placed(ctx: VerifyContext) -> Iterator[tuple[str, str, Place]]:
+    """(field, role, place) for each present date or document number whose place is known."""
+    for f, role in roles_of(ctx.schema).by_field.items():
+        if role in _ROLES and ctx.record.get(f) not in (None, ""):
+            p = place(ctx, f)
+            if p is not None:
+                yield f, role, p
+
+
 def _kind_like(role: str, text: str) -> bool:
     t = text.strip()
     if role == "document_number":
@@ -127,18 +141,15 @@ def _own_label_elsewhere(p: Place, role: str) -> bool:
             else:
                 above = _next_line(p.page, li, cell[0].bbox.x0, cell[-1].bbox.x1, -1)
                 labels = ([_text(above)] if above else []) + ([_text(cells[i - 1])] if i > 0 else [])
-            if any((_judge(role, lab) or ("", ""))[0] == "pass" for lab in labels):
+            if any(_means_field(role, lab) for lab in labels):
                 return True
     return False
 
 
 def label_above(ctx: VerifyContext) -> list[Signal]:
     out = []
-    for f, role in roles_of(ctx.schema).by_field.items():
-        if role not in _ROLES or ctx.record.get(f) in (None, ""):
-            continue
-        p = place(ctx, f)
-        if p is None or p.left.strip():
+    for f, role, p in _placed(ctx):
+        if p.left.strip():
             continue
         above = _next_line(p.page, p.line, p.x0, p.x1, -1)
         if not above:
@@ -172,18 +183,13 @@ def _across(p: Place) -> tuple[list, float] | None:
 
 def label_across(ctx: VerifyContext) -> list[Signal]:
     out = []
-    for f, role in roles_of(ctx.schema).by_field.items():
-        if role not in _ROLES or ctx.record.get(f) in (None, ""):
-            continue
-        p = place(ctx, f)
-        if p is None:
-            continue
+    for f, role, p in _placed(ctx):
         got = _across(p)
         if got is None:
             continue
         cell, gap = got
         label = _text(cell)
-        if not is_label_text(label) or (_judge(role, label) or ("", ""))[0] != "pass":
+        if not is_label_text(label) or not _means_field(role, label):
             continue
         x0, x1 = cell[0].bbox.x0, cell[-1].bbox.x1
         below = _next_line(p.page, p.line, x0, x1, +1)
