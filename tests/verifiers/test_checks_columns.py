@@ -89,6 +89,10 @@ def test_label_across_fails_a_word_of_another_column():
 def test_label_across_says_nothing_for_a_label_beside_its_value():
     # right next to its label (no column gap)
     assert C.label_across(_ctx("issue_date", "2018-03-05", "05.03.2018")) == []
+    # across a gap, and the same date printed under the label (the record holds it normalised)
+    doc = make_doc([(50, 100, "Rechnungsdatum:"), (300, 100, "05.03.2018"), (50, 112, "05.03.2018")])
+    c = ctx(dict(GOOD, issue_date="2018-03-05"), doc=doc, evidence={"issue_date": at(doc, "issue_date", "05.03.2018")})
+    assert C.label_across(c) == []
     # across a gap, but nothing of the field's kind under the label
     doc = make_doc([(50, 100, "Invoice number:"), (300, 100, "4711"), (50, 112, "Thank you")])
     c = ctx(dict(GOOD, invoice_number="4711"), doc=doc, evidence={"invoice_number": at(doc, "invoice_number", "4711")})

@@ -119,11 +119,16 @@ def _kind_like(role: str, text: str) -> bool:
     return bool(_DATE.search(t))
 
 
+def _value_words(p: Place) -> list:
+    """The words the value was read from (inside its box on its line)."""
+    return [w for w in line_words(p.page, p.line) if w.bbox.x0 >= p.x0 - 1e-6 and w.bbox.x1 <= p.x1 + 1e-6]
+
+
 def _own_label_elsewhere(p: Place, role: str) -> bool:
     """The value's printed text stands elsewhere on its page at the end of a cell, after a label
     that means the field, or alone in its cell under or right of one (an issue date equal to the
     delivery date, printed under both labels)."""
-    at = [w for w in line_words(p.page, p.line) if w.bbox.x0 >= p.x0 - 1e-6 and w.bbox.x1 <= p.x1 + 1e-6]
+    at = _value_words(p)
     text = _text(at).strip()
     if not text:
         return False
@@ -196,7 +201,7 @@ def label_across(ctx: VerifyContext) -> list[Signal]:
         if not below:
             continue
         under = _text(_cells(below, _em(p.page, p.line))[0])
-        if _kind_like(role, under) and under.strip() != str(ctx.record.get(f)).strip():
+        if _kind_like(role, under) and under.strip() not in (str(ctx.record.get(f)).strip(), _text(_value_words(p)).strip()):
             out.append(Signal(f, "label_across", "fail",
                               f"its label {label[:40]!r} is {gap:.0f} line heights to the left, across a column, "
                               f"and prints {under[:40]!r} under it"))
