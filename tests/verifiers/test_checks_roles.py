@@ -142,3 +142,61 @@ def test_conformance(name, check):
     c = _party_ctx("DE123456789", "DE123456789")
     c.extraction = _items_extraction()
     assert_conformant(check, c)
+
+
+# Uncaptioned party blocks: the buyer's window on the left, the seller's letterhead on the right
+# (interleaved rows), an info column on the right printing the seller's VAT ID, and a footer (the
+# bottom quarter of the 800-point page) naming the seller beside its VAT ID in another column.
+UNCAPTIONED = [
+    (50, 60, "Kunden AG Mitte"), (400, 60, "Lieferant GmbH"),
+    (50, 72, "Kundenstraße 15"), (400, 72, "Lieferantenstraße 20"),
+    (50, 84, "69876 Frankfurt"), (400, 84, "80333 München"),
+    (400, 96, "USt-IdNr.: DE136695976"),
+    (50, 300, "Nettobetrag 473,00"),
+    (50, 700, "Lieferant GmbH"), (250, 700, "IBAN DE02 1203 0000 0000 2020 51"),
+    (50, 712, "Lieferantenstraße 20"), (250, 712, "USt-IdNr. DE946598041"),
+]
+
+
+def _vat_ctx(seller: str, buyer: str, vat: str, lines=UNCAPTIONED):
+    from tests.builders import make_doc
+    doc = make_doc(lines, source="t.pdf")
+    return ctx(dict(GOOD, seller_name=seller, buyer_name=buyer, seller_vat_id=vat), doc=doc,
+               evidence={"seller_name": at(doc, "seller_name", seller), "buyer_name": at(doc, "buyer_name", buyer),
+                         "seller_vat_id": at(doc, "seller_vat_id", vat)})
+
+
+def test_seller_with_vat_supports_the_seller_named_in_the_vat_ids_block():
+    for vat in ("DE136695976", "DE946598041"):              # the letterhead's column; the footer's whole width
+        s = R.seller_with_vat(_vat_ctx("Lieferant GmbH", "Kunden AG Mitte", vat))
+        assert by(s, "seller_name", "seller_with_vat") == ["pass"], vat
+        assert by(s, "seller_vat_id", "seller_with_vat") == ["pass"], vat
+
+
+def test_seller_with_vat_fails_swapped_parties():
+    for vat in ("DE136695976", "DE946598041"):
+        s = R.seller_with_vat(_vat_ctx("Kunden AG Mitte", "Lieferant GmbH", vat))
+        assert by(s, "seller_name", "seller_with_vat") == ["fail"], vat
+        assert by(s, "seller_vat_id", "seller_with_vat") == ["fail"], vat
+        assert "Lieferant GmbH" in s[0].detail
+
+
+def test_seller_with_vat_says_nothing_without_a_party_in_its_block():
+    # the info column beside the buyer's window, above the page's last quarter: the buyer's block is
+    # another column, so the VAT ID's block names nobody
+    lines = [(50, 60, "Kunden AG Mitte"), (400, 60, "Rechnung Nr. 471102"),
+             (50, 72, "Kundenstraße 15"), (400, 72, "USt-IdNr.: DE136695976"),
+             (50, 200, "Lieferant GmbH"), (50, 300, "Nettobetrag 473,00")]
+    assert R.seller_with_vat(_vat_ctx("Lieferant GmbH", "Kunden AG Mitte", "DE136695976", lines)) == []
+    # both parties in the block (a footer naming both): no signal
+    lines = [(50, 60, "Lieferant GmbH"), (50, 100, "Kunden AG Mitte"),
+             (50, 700, "Lieferant GmbH für Kunden AG Mitte"), (50, 712, "USt-IdNr. DE946598041")]
+    assert R.seller_with_vat(_vat_ctx("Lieferant GmbH", "Kunden AG Mitte", "DE946598041", lines)) == []
+    # a stacked info column whose next block, under its own heading, is the delivery address
+    lines = [(50, 60, "Lieferant GmbH"), (400, 100, "USt-IdNr."), (400, 112, "DE136695976"),
+             (400, 124, "Ihr Zeichen"), (400, 136, "5344854"), (400, 148, "Lieferanschrift:"),
+             (400, 160, "Kunden AG Mitte"), (50, 300, "Nettobetrag 473,00")]
+    assert R.seller_with_vat(_vat_ctx("Lieferant GmbH", "Kunden AG Mitte", "DE136695976", lines)) == []
+    # no VAT ID, no buyer, a receipt schema: nothing
+    assert R.seller_with_vat(ctx(dict(GOOD, seller_vat_id=None))) == []
+    assert R.seller_with_vat(ctx({"company": "ACME"}, schema=RECEIPT)) == []

@@ -7,6 +7,12 @@
                       its own party's heading too (bill-to and ship-to name the same company)
     seller_one_block  the seller's VAT ID and name stand under the same heading: pass; under
                       headings of different parties: fail
+    seller_with_vat   the printed block of the seller's VAT ID (the closely spaced lines of its
+                      column; whole lines in a footer, the page's bottom quarter, which is the
+                      seller's) names the seller: pass, on the name and the VAT ID; names
+                      the record's buyer and not its seller: fail, on both (the parties swapped,
+                      or the buyer's VAT ID read for the seller's). Nothing when the block names
+                      neither or both
     not_table_row     a name or address is not read from an item or tax line (a line that prints
                       a percentage or two amounts besides it fails)
     outside_items     a header value (names, IDs, dates) does not stand between the first and
@@ -30,14 +36,14 @@ import re
 from typing import Any, Mapping
 
 from docassay.verifiers.checks.fields import PARTY_OF, roles_of
-from docassay.verifiers.checks.page import Place, compact, heading_above, percents_in, place
+from docassay.verifiers.checks.page import BLOCK_MEANINGS, Place, compact, heading_above, line_words, percents_in, place
 from docassay.verifiers.checks.signal import Signal
 from docassay.verifiers.checks.values import text
-from docassay.verifiers.checks.vocabulary import is_legal_line
+from docassay.verifiers.checks.vocabulary import heading_meaning, is_legal_line
 from docassay.verifiers.context import VerifyContext
 from docassay.verifiers.tolerance import fold_text
 
-__all__ = ["party_block", "also_under", "seller_one_block", "not_table_row", "outside_items", "parties_distinct",
+__all__ = ["party_block", "also_under", "seller_one_block", "seller_with_vat", "not_table_row", "outside_items", "parties_distinct",
            "address_whole", "name_whole", "items_complete", "CHECKS"]
 
 # Headings that contradict a party's value.
@@ -117,6 +123,100 @@ def seller_one_block(ctx: VerifyContext) -> list[Signal]:
     if {hn[0], hv[0]} >= {"seller", "buyer"}:
         return [Signal(x, "seller_one_block", "fail",
                        f"the seller's name is under {hn[1]!r} but the VAT ID under {hv[1]!r}") for x in (name, vat)]
+    return []
+
+
+BLOCK_GAP_EMS = 2.0          # lines of one printed block, in its column, are at most this many line heights apart
+FOOTER_GAP_EMS = 1.0         # ... in a footer (whole lines)
+BLOCK_MAX_LINES = 8          # ... and at most this many lines from the VAT ID's line, up or down
+SEGMENT_GAP_EMS = 1.5        # a gap this wide between two words of a line separates columns
+LABEL_GAP_EMS = 3.0          # the run left of a value, this close, is its label ("USt-IdNr    : DE...")
+FOOTER_SHARE = 0.75          # a block whose lines all start below this share of the page is a footer
+
+
+def _segments(page: Any, li: int, em: float) -> list[tuple[float, float, str]]:
+    """The line's runs of words without a column gap: (x0, x1, text)."""
+    out: list[list] = []
+    for w in line_words(page, li):
+        if out and w.bbox.x0 - out[-1][1] <= SEGMENT_GAP_EMS * em:
+            out[-1][1] = max(out[-1][1], w.bbox.x1)
+            out[-1][2] += " " + w.text
+        else:
+            out.append([w.bbox.x0, w.bbox.x1, w.text])
+    return [(a, b, t) for a, b, t in out]
+
+
+def _band(lines: list, li0: int, gap_ems: float, em: float, keep, heading=None) -> list[int]:
+    """Line `li0` and the lines above and below it for which `keep(li)` holds, each at most
+    `gap_ems` line heights from the previous one kept (lines `keep` rejects are passed over);
+    downwards up to a line `heading(li)` calls a block heading, upwards up to and including one
+    (the block's own heading; a heading below starts the next block)."""
+    out = [li0]
+    for step in (-1, 1):
+        last = lines[li0].bbox
+        li = li0 + step
+        while 0 <= li < len(lines) and abs(li - li0) <= BLOCK_MAX_LINES:
+            b = lines[li].bbox
+            if (last.y0 - b.y1 if step < 0 else b.y0 - last.y1) > gap_ems * em:
+                break
+            if keep(li):
+                if heading is not None and heading(li):
+                    if step < 0:
+                        out.append(li)
+                    break
+                out.append(li)
+                last = b
+            li += step
+    return sorted(out)
+
+
+def vat_block(p: Place) -> list[str]:
+    """The texts of the printed block around the value at `p`: in a footer (tightly spaced whole
+    lines in the page's bottom quarter) its whole lines; else the runs of its column (overlapping
+    the value with its label) on the lines above and below it."""
+    lines = getattr(p.page, "lines", None) or []
+    here = lines[p.line].bbox
+    em = max(here.y1 - here.y0, 1e-6)
+    height = float(getattr(p.page, "height", 0) or 0)
+    footer = _band(lines, p.line, FOOTER_GAP_EMS, em, lambda li: True)
+    if height > 0 and all(lines[li].bbox.y0 > FOOTER_SHARE * height for li in footer):
+        return [str(getattr(lines[li], "text", "")) for li in footer]
+    segs = _segments(p.page, p.line, em)
+    k = next((i for i, (a, b, _) in enumerate(segs) if a <= p.x1 and b >= p.x0), None)
+    if k is None:
+        return []
+    x0, x1 = segs[k][0], segs[k][1]
+    if k > 0 and x0 - segs[k - 1][1] <= LABEL_GAP_EMS * em:
+        x0 = segs[k - 1][0]
+
+    def runs(li: int) -> list[str]:
+        return [t for a, b, t in _segments(p.page, li, em) if a <= x1 and b >= x0]
+    def heading(li: int) -> bool:
+        return any(heading_meaning(t) in BLOCK_MEANINGS for t in runs(li))
+    band = _band(lines, p.line, BLOCK_GAP_EMS, em, lambda li: bool(runs(li)), heading)
+    return [t for li in band for t in runs(li)]
+
+
+def seller_with_vat(ctx: VerifyContext) -> list[Signal]:
+    r = roles_of(ctx.schema)
+    name, vat, buyer = r.first("seller_name"), r.first("seller_vat_id"), r.first("buyer_name")
+    if name is None or vat is None or buyer is None:
+        return []
+    vn, vb = text(ctx.record.get(name)), text(ctx.record.get(buyer))
+    p = place(ctx, vat) if text(ctx.record.get(vat)) else None
+    if p is None or not vn or not vb:
+        return []
+    block = compact(" ".join(vat_block(p)))
+    cn, cb = compact(vn), compact(vb)
+    if len(cn) < 3 or len(cb) < 3 or cn in cb or cb in cn:
+        return []
+    has_n, has_b = cn in block, cb in block
+    if has_n and not has_b:
+        return [Signal(x, "seller_with_vat", "pass", f"the seller's VAT ID is printed in the block naming {vn!r}")
+                for x in (name, vat)]
+    if has_b and not has_n:
+        return [Signal(x, "seller_with_vat", "fail", f"the seller's VAT ID is printed in the block naming the "
+                                                     f"buyer {vb!r}, not the seller {vn!r}") for x in (name, vat)]
     return []
 
 
@@ -279,6 +379,7 @@ def items_complete(ctx: VerifyContext) -> list[Signal]:
     return out
 
 
-CHECKS = (("party_block", party_block), ("seller_one_block", seller_one_block), ("not_table_row", not_table_row),
+CHECKS = (("party_block", party_block), ("seller_one_block", seller_one_block), ("seller_with_vat", seller_with_vat),
+          ("not_table_row", not_table_row),
           ("outside_items", outside_items), ("parties_distinct", parties_distinct),
           ("address_whole", address_whole), ("name_whole", name_whole), ("items_complete", items_complete))
