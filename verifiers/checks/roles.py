@@ -33,7 +33,7 @@ document. Nothing is judged without them.
 from __future__ import annotations
 
 import re
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from docassay.verifiers.checks.fields import PARTY_OF, roles_of
 from docassay.verifiers.checks.page import BLOCK_MEANINGS, Place, compact, heading_above, line_words, percents_in, place
@@ -146,7 +146,8 @@ def _segments(page: Any, li: int, em: float) -> list[tuple[float, float, str]]:
     return [(a, b, t) for a, b, t in out]
 
 
-def _band(lines: list, li0: int, gap_ems: float, em: float, keep, heading=None) -> list[int]:
+def _band(lines: list, li0: int, gap_ems: float, em: float, keep: Callable[[int], bool],
+          heading: Callable[[int], bool] | None = None) -> list[int]:
     """Line `li0` and the lines above and below it for which `keep(li)` holds, each at most
     `gap_ems` line heights from the previous one kept (lines `keep` rejects are passed over);
     downwards up to a line `heading(li)` calls a block heading, upwards up to and including one
