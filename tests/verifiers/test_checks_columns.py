@@ -67,6 +67,21 @@ def test_an_invoice_reference_over_a_number_is_no_fail():
         assert by(C.label_above(c), "invoice_number", "label_above") == want, extra
 
 
+def test_label_above_reads_a_row_of_labels_over_a_row_of_values():
+    # "Nº Factura:  Fecha expedición:  Fecha operación:" over the three values, cells apart
+    doc = make_doc([(50, 100, "Nº Factura:"), (200, 100, "Fecha expedición:"), (350, 100, "Fecha operación:"),
+                    (50, 112, "F-2018-931640"), (200, 112, "11 de agosto de 2018"), (350, 112, "4 de agosto de 2018")])
+    for value, text, want in (("2018-08-11", "11 de agosto de 2018", ["pass"]),
+                              ("2018-08-04", "4 de agosto de 2018", ["fail"])):
+        c = ctx(dict(GOOD, issue_date=value), doc=doc, evidence={"issue_date": at(doc, "issue_date", text)})
+        assert by(C.label_above(c), "issue_date", "label_above") == want, text
+    # a date right after other words of its cell is no cell of its own
+    doc = make_doc([(350, 100, "Fecha operación:"), (290, 112, "Datum: 4 de agosto de 2018")])
+    c = ctx(dict(GOOD, issue_date="2018-08-04"), doc=doc,
+            evidence={"issue_date": at(doc, "issue_date", "4 de agosto de 2018")})
+    assert by(C.label_above(c), "issue_date", "label_above") == []
+
+
 def test_label_above_says_nothing_without_a_stacked_label():
     # a value with its label left of it on its line is label_meaning's, not this check's
     assert by(C.label_above(_ctx("issue_date", "2018-03-05", "05.03.2018")), "issue_date", "label_above") == []

@@ -192,6 +192,16 @@ def test_other_document_a_referenced_invoice_only_on_a_credit_note():
     assert L.credit_note(credit) and not L.credit_note(own)
 
 
+def test_other_document_a_credit_notes_sentence_about_the_credited_invoice():
+    # "Se rapporte à la facture F17554 du 27-09-2017" on a credit note: the date is the credited invoice's
+    for line, date, iso in (("Se rapporte à la facture F17554 du 27-09-2017", "27-09-2017", "2017-09-27"),
+                            ("Relates to invoice F514 dated 2019-03-02", "2019-03-02", "2019-03-02")):
+        doc = page_doc([(50, 20, "AVOIR"), (50, 40, line)])
+        c = ctx(dict(GOOD, issue_date=iso, gross_total=-562.87), doc=doc,
+                evidence={"issue_date": at(doc, "issue_date", date)})
+        assert by(L.other_document(c), "issue_date", "other_document") == ["fail"], line
+
+
 def test_label_meaning_a_referenced_invoice_label_on_an_invoice_is_its_own_number():
     doc = page_doc([(50, 20, "FACTURE"), (50, 40, "Réf. facture: FAC/2021/7038256")])
     ev = {"invoice_number": at(doc, "invoice_number", "FAC/2021/7038256")}

@@ -181,6 +181,20 @@ def test_seller_with_vat_fails_swapped_parties():
         assert "Lieferant GmbH" in s[0].detail
 
 
+def test_seller_with_vat_fails_a_block_naming_another_company():
+    # the footer names the issuer, neither the seller nor the buyer read (the delivery block's name
+    # was read for the buyer, the buyer's for the seller)
+    lines = UNCAPTIONED[:7] + [(50, 700, "Mulder Groothandel N.V."), (250, 700, "Telefoon 051 0267927"),
+                               (50, 712, "Oudekade 32"), (250, 712, "BTW-nr NL511973426B94")]
+    s = R.seller_with_vat(_vat_ctx("Kunden AG Mitte", "Lieferant GmbH", "NL511973426B94", lines))
+    assert by(s, "seller_name", "seller_with_vat") == ["fail"] and "Mulder Groothandel" in s[0].detail
+    # a legal form alone, or a part of the seller's own name, names no other company
+    for first, run in (("Mulder", "N.V."), ("Handel", "Groothandel N.V.")):
+        lines = [(50, 60, "Kunden AG Mitte"), (400, 60, "Mulder Groothandel N.V."), (50, 300, "Nettobetrag 473,00"),
+                 (50, 700, first), (250, 700, run), (50, 712, "Oudekade 32"), (250, 712, "BTW-nr NL511973426B94")]
+        assert R.seller_with_vat(_vat_ctx("Mulder Groothandel N.V.", "Kunden AG Mitte", "NL511973426B94", lines)) == [], run
+
+
 def test_seller_with_vat_says_nothing_without_a_party_in_its_block():
     # the info column beside the buyer's window, above the page's last quarter: the buyer's block is
     # another column, so the VAT ID's block names nobody

@@ -153,6 +153,19 @@ def test_party_printed_a_buyer_block_without_a_caption():
     assert by(P.party_printed(ctx(rec, doc=page_doc(other))), "buyer_name", "party_printed") == ["fail"]
 
 
+def test_party_printed_a_buyer_block_beside_another_column_with_an_attention_line():
+    # the buyer's name shares its line with the invoice details' column; an attention line, then
+    # the street before its number ("Industriekade 70")
+    rec = {k: v for k, v in dict(GOOD, seller_name="de Groot & van den Berg SA").items() if k != "buyer_name"}
+    doc = page_doc([(50, 40, "de Groot & van den Berg SA"), (50, 52, "Nieuwegracht 58"), (50, 64, "2078 Namur"),
+                    (50, 100, "FACTUURADRES"), (330, 100, "NUMMER INV9371085"),
+                    (50, 112, "van Leeuwen & de Boer SRL"), (330, 112, "DATUM FACTUUR 22-6-2020"),
+                    (50, 124, "T.a.v. Anouk Bos"), (330, 124, "KLANTNUMMER D-20-2946"),
+                    (50, 136, "Industriekade 70"), (50, 148, "7457 Gent")])
+    s = P.party_printed(ctx(rec, doc=doc))
+    assert by(s, "buyer_name", "party_printed") == ["fail"] and "van Leeuwen" in s[0].detail
+
+
 def test_party_printed_says_nothing_for_the_other_partys_block_a_bank_line_or_a_present_name():
     rec = {k: v for k, v in dict(GOOD, seller_name="Smith Design LLP").items() if k != "buyer_name"}
     only_seller = [line for line in _UNCAPTIONED if "Juniatex" not in line[2]]

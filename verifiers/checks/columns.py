@@ -1,8 +1,9 @@
 """Which label a value belongs to where labels stand over their values or across a column.
 
-    label_above     a date or a document number printed alone on its line (no words left of it)
-                    under a line that is only a label, in its column and tightly above it
-                    ("Fecha operación:" over "14.12.2019"): the label means this field: pass; a
+    label_above     a date or a document number printed alone in its cell (no words left of it
+                    within a cell gap: alone on its line, or in a row of values under a row of
+                    labels) under words that are only a label, in its column and tightly above
+                    it ("Fecha operación:" over "14.12.2019"): the label means this field: pass; a
                     rival of it (a delivery, order or customer-number label over an issue date or
                     an invoice number; a label made only of known cue phrases): fail, unless the
                     same text is printed elsewhere on the page with a label of this field (an
@@ -151,10 +152,18 @@ def _own_label_elsewhere(p: Place, role: str) -> bool:
     return False
 
 
+def _alone_in_cell(p: Place) -> bool:
+    """No word of the value's line stands left of it within a cell gap (the value starts its line,
+    or a cell of a row of values under a row of labels)."""
+    em = _em(p.page, p.line)
+    left = [w for w in line_words(p.page, p.line) if w.bbox.x1 <= p.x0 + 0.1 * em]
+    return not left or p.x0 - left[-1].bbox.x1 > _CELL_EMS * em
+
+
 def label_above(ctx: VerifyContext) -> list[Signal]:
     out = []
     for f, role, p in _placed(ctx):
-        if p.left.strip():
+        if not _alone_in_cell(p):
             continue
         above = _next_line(p.page, p.line, p.x0, p.x1, -1)
         if not above:

@@ -342,14 +342,16 @@ def credit_note(ctx: VerifyContext) -> bool:
             return True
     return False
 # Words that turn a document word into a reference to another document when they stand before it
-# ("Ref. factura", "zu Rechnung", "avoir sur facture", "original invoice", "bij factuur").
+# ("Ref. factura", "zu Rechnung", "avoir sur facture", "original invoice", "bij factuur"), up to three words before
+# it ("se rapporte à la facture").
 REFERENCE_WORDS = frozenset({
     "ref", "reference", "referencing", "referring", "regarding", "related", "original", "initial", "previous",
     "prior", "corrected", "credited", "cancelled", "against", "bezug", "bezugnehmend", "betreffend", "zu", "zur",
     "ursprungliche", "ursprunglichen", "urspr", "korrigierte", "stornierte", "storno", "sur", "origine",
     "initiale", "precedente", "referencia", "rectificada", "anterior", "relativa", "alla",
     "rif", "riferimento", "originale", "bij", "betreft", "oorspronkelijke", "originele",
-    "vorherige", "vorige"})
+    "vorherige", "vorige", "rapporte", "rapportant", "relatif", "relative", "concerne", "concernant", "referente",
+    "relativo", "rectifica", "corrige", "bezuglich", "betreffende", "relating", "relates"})
 # A connective that dates or numbers the phrase before it ("Auftrag 88655 vom 30.11.2018",
 # "commande n° 12 du 03/05", "pedido 7 del 03/10", "order 12 dated 3 May", "Order 70198 van 2021-05-16").
 CONNECTIVES = frozenset({"vom", "von", "du", "del", "de", "van", "dated", "of", "from", "d", "am", "le", "el",
@@ -390,8 +392,8 @@ def names_other_document(text: str, role: str, credit: bool = False) -> str | No
         return None
     words = fold(text).split()
     for m, ph, a, _ in found:
-        if m == "document_number" and any(w in REFERENCE_WORDS for w in words[max(0, a - 2):a]):
-            return f"{' '.join(words[max(0, a - 2):a])} {ph!r} (a referenced invoice)"
+        if m == "document_number" and any(w in REFERENCE_WORDS for w in words[max(0, a - 3):a]):
+            return f"{' '.join(words[max(0, a - 3):a])} {ph!r} (a referenced invoice)"
     return None
 
 

@@ -11,8 +11,9 @@
                       column; whole lines in a footer, the page's bottom quarter, which is the
                       seller's) names the seller: pass, on the name and the VAT ID; names
                       the record's buyer and not its seller: fail, on both (the parties swapped,
-                      or the buyer's VAT ID read for the seller's). Nothing when the block names
-                      neither or both
+                      or the buyer's VAT ID read for the seller's); names neither but another
+                      company (a run of words with a legal form and a word besides it, not part
+                      of the seller's name, on no bank or contact line): fail, on both. Nothing when the block names both, or no company
     not_table_row     a name or address is not read from an item or tax line (a line that prints
                       a percentage or two amounts besides it fails)
     outside_items     a header value (names, IDs, dates) does not stand between the first and
@@ -36,10 +37,11 @@ import re
 from typing import Any, Callable, Mapping
 
 from docassay.verifiers.checks.fields import PARTY_OF, roles_of
+from docassay.verifiers.checks.names import has_legal_form
 from docassay.verifiers.checks.page import BLOCK_MEANINGS, Place, compact, heading_above, line_words, percents_in, place
 from docassay.verifiers.checks.signal import Signal
 from docassay.verifiers.checks.values import text
-from docassay.verifiers.checks.vocabulary import heading_meaning, is_legal_line
+from docassay.verifiers.checks.vocabulary import heading_meaning, is_legal_line, meanings_in
 from docassay.verifiers.context import VerifyContext
 from docassay.verifiers.tolerance import fold_text
 
@@ -172,16 +174,16 @@ def _band(lines: list, li0: int, gap_ems: float, em: float, keep: Callable[[int]
 
 
 def vat_block(p: Place) -> list[str]:
-    """The texts of the printed block around the value at `p`: in a footer (tightly spaced whole
-    lines in the page's bottom quarter) its whole lines; else the runs of its column (overlapping
-    the value with its label) on the lines above and below it."""
+    """The runs of words (split at column gaps) of the printed block around the value at `p`: in a
+    footer (tightly spaced lines in the page's bottom quarter) all runs of its lines; else the runs
+    of its column (overlapping the value with its label) on the lines above and below it."""
     lines = getattr(p.page, "lines", None) or []
     here = lines[p.line].bbox
     em = max(here.y1 - here.y0, 1e-6)
     height = float(getattr(p.page, "height", 0) or 0)
     footer = _band(lines, p.line, FOOTER_GAP_EMS, em, lambda li: True)
     if height > 0 and all(lines[li].bbox.y0 > FOOTER_SHARE * height for li in footer):
-        return [str(getattr(lines[li], "text", "")) for li in footer]
+        return [t for li in footer for _, _, t in _segments(p.page, li, em)]
     segs = _segments(p.page, p.line, em)
     k = next((i for i, (a, b, _) in enumerate(segs) if a <= p.x1 and b >= p.x0), None)
     if k is None:
@@ -207,7 +209,8 @@ def seller_with_vat(ctx: VerifyContext) -> list[Signal]:
     p = place(ctx, vat) if text(ctx.record.get(vat)) else None
     if p is None or not vn or not vb:
         return []
-    block = compact(" ".join(vat_block(p)))
+    runs = vat_block(p)
+    block = compact(" ".join(runs))
     cn, cb = compact(vn), compact(vb)
     if len(cn) < 3 or len(cb) < 3 or cn in cb or cb in cn:
         return []
@@ -218,7 +221,18 @@ def seller_with_vat(ctx: VerifyContext) -> list[Signal]:
     if has_b and not has_n:
         return [Signal(x, "seller_with_vat", "fail", f"the seller's VAT ID is printed in the block naming the "
                                                      f"buyer {vb!r}, not the seller {vn!r}") for x in (name, vat)]
+    other = next((t for t in runs if _company_run(t) and compact(t) not in cn), None) if not has_n and not has_b else None
+    if other is not None:
+        return [Signal(x, "seller_with_vat", "fail", f"the seller's VAT ID is printed in the block naming "
+                                                     f"{other[:60]!r}, not the seller {vn!r}") for x in (name, vat)]
     return []
+
+
+def _company_run(t: str) -> bool:
+    """A run of words that is a company's name: a legal form and a word besides it, no figure, on no
+    bank or contact line."""
+    return (has_legal_form(t) and len(t.split()) >= 2 and not re.search(r"\d", t)
+            and not any(m in ("bank", "contact", "payment_terms") for m, *_ in meanings_in(t)))
 
 
 def _row_like(p: Place) -> str | None:

@@ -144,7 +144,7 @@ MEANINGS: dict[str, tuple[str, ...]] = {
                         "factuurnummer", "factuur nr", "factuurnr", "factuur", "creditnota", "no resit",
                         "no invois", "invois no", "numero de factura", "factura"),
     "other_number": ("customer no", "customer number", "customer id", "account", "kundennummer", "kunden nr",
-                     "kundennr", "delivery note", "lieferschein", "lieferscheinnummer", "reference",
+                     "kundennr", "kd nr", "kdnr", "delivery note", "lieferschein", "lieferscheinnummer", "reference",
                      "your reference", "ihr zeichen", "unser zeichen", "referenz", "projekt", "project",
                      "contract", "vertrag", "vertragsnummer", "mandat", "mandatsreferenz", "glaubiger id",
                      "creditor id", "article", "artikel", "art nr", "sku", "no client", "numero client",
