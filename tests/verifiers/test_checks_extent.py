@@ -91,6 +91,8 @@ def test_name_legal_form():
     lone = page_doc([(50, 40, "WARUNG PAK ALI"), (50, 52, "NO 3 JALAN BUNGA")])
     c = _receipt({"company": "WARUNG PAK ALI"}, {"company": at(lone, "company", "WARUNG PAK ALI")}, lone)
     assert N.name_legal_form(c) == []                       # no legal form anywhere: no evidence
+    for only in ("S.L.U.", "SDN BHD", "GmbH & Co. KG"):    # a fragment: the legal form alone
+        assert by(N.name_legal_form(_receipt({"company": only}, {}, doc)), "company", "name_legal_form") == ["fail"], only
 
 
 @pytest.mark.parametrize("name,fails", [

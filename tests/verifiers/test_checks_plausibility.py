@@ -59,7 +59,11 @@ def test_name_shape_without_opinion():
     ("NO. 17-G, JALAN SETIA INDAH, 40170 SHAH ALAM", "pass"), ("Lieferantenstraße 20 80333 München", "pass"),
     ("TABLE : 3 CASH", "fail"), ("NO.22 JALAN PUTERI 47100 PUCHONG 02/02/2017 7:31:08 PM", "fail"),
     ("GEBÄUDE C", "pass"), ("Bâtiment B", "pass"), ("TISCH 6", "fail"),   # a building's part names a place
-    ("CH50514 T5 JOINT 2PIN", "fail"), ("156, AVENUE DES TILLEULS 23860 LYON TÉL. +33 4 74 60 40 24", "fail")])
+    ("CH50514 T5 JOINT 2PIN", "fail"), ("156, AVENUE DES TILLEULS 23860 LYON TÉL. +33 4 74 60 40 24", "fail"),
+    # a title or a tax number's label read with the address; a Spanish phone label
+    ("Plaza del Arenal, 222, 3º C 50679 Bilbao FACTURA SIMPLIFICADA", "fail"), ("Unit 40 4674 Leuven KASSABON", "fail"),
+    ("Goetheweg 168 Gebäude B 12246 Dortmund St.-Nr. DE977407879", "fail"), ("OLIVOS, 169 NAVE 5 ZARAGOZA TLF.", "fail"),
+    ("Plaza del Arenal, 222, 3º C 50679 Bilbao", "pass"), ("Goetheweg 168 Gebäude B 12246 Dortmund", "pass")])
 def test_address_shape(value, outcome):
     rec = {"company": "X SDN BHD", "address": value, "total": 1.0}
     assert by(P.address_shape(ctx(rec, schema=RECEIPT)), "address", "address_shape") == [outcome]
@@ -78,6 +82,16 @@ def test_number_shape():
     assert by(P.number_shape(ctx(dict(GOOD, invoice_number="Invoice"))), "invoice_number", "number_shape") == ["fail"]
     assert by(P.number_shape(ctx(dict(GOOD, invoice_number="please pay within 30 days"))),
               "invoice_number", "number_shape") == ["fail"]
+
+
+def test_number_shape_a_page_counter_or_a_house_number():
+    from tests.builders import make_doc
+    one = make_doc([(500, 20, "1/1"), (50, 60, "Zuidweg 235"), (50, 72, "Nummer: 29361")])
+    two = make_doc([(500, 20, "1/1")], [(500, 20, "2/2")])
+    for doc, value, printed, want in ((one, "1/1", "1/1", "fail"), (two, "1/1", "1/1", "pass"),
+                                      (one, "235", "235", "fail"), (one, "29361", "29361", "pass")):
+        c = ctx(dict(GOOD, invoice_number=value), doc=doc, evidence={"invoice_number": at(doc, "invoice_number", printed)})
+        assert by(P.number_shape(c), "invoice_number", "number_shape") == [want], (value, len(doc.pages))
 
 
 @pytest.mark.parametrize("name,check", P.CHECKS)

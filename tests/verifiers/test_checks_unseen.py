@@ -84,6 +84,20 @@ def test_name_label_prefix():
               "name_label_prefix") == []
 
 
+def test_name_label_prefix_the_heading_line_joined_to_the_name():
+    doc = page_doc([(400, 40, "Van"), (400, 52, "Xanraberg Advies N.V."), (400, 64, "Julianaplein 106"),
+                    (50, 100, "van Leeuwen & de Boer SRL"), (50, 112, "Industriekade 70")])
+    joined = ctx(dict(GOOD, seller_name="Van Xanraberg Advies N.V."), doc=doc,
+                 evidence={"seller_name": at(doc, "seller_name", "Xanraberg Advies N.V.")})
+    s = L.name_label_prefix(joined)
+    assert by(s, "seller_name", "name_label_prefix") == ["fail"] and "'Van'" in s[0].detail
+    # the name alone, or a name that begins with "van" on its own line: no fail
+    for name, printed in (("Xanraberg Advies N.V.", "Xanraberg Advies N.V."),
+                          ("van Leeuwen & de Boer SRL", "van Leeuwen & de Boer SRL")):
+        c = ctx(dict(GOOD, seller_name=name), doc=doc, evidence={"seller_name": at(doc, "seller_name", printed)})
+        assert by(L.name_label_prefix(c), "seller_name", "name_label_prefix") == [], name
+
+
 def test_vocabulary_knows_the_delivery_and_due_cues():
     assert meanings_in("LIVRÉ À:")[0][0] == "delivery"
     assert meanings_in("Payable on or before 06/01/18")[0][0] == "due_date"

@@ -29,7 +29,10 @@
                     more ("ACCOUNT HOLDER Smith & Lewis Ltd.", "Bill to Acme") or a possessive
                     and a cue word ("Ihre Bestellung", "Your reference"), or one word that names
                     an account's or payment's holder ("Beneficiario Zeno S.A.", "Titulaire
-                    Dupont SARL"; `HOLDER_WORDS`): fail. Only fails (a
+                    Dupont SARL"; `HOLDER_WORDS`), or the block's heading line joined to it
+                    (its first words are the whole line right above the name, in its column: a
+                    heading, or one short word such as "Van" / "De" over "Xanraberg Advies
+                    N.V."): fail. Only fails (a
                     name without a label in front is no evidence that it is the right name)
     other_document  an invoice number, issue date or due date is this document's, not another
                     one's: the label that governs the value (the words left of it back to the
@@ -60,6 +63,7 @@ from docassay.verifiers.checks.vocabulary import (
     SUPPORTS,
     VETO,
     fold,
+    heading_meaning,
     is_label_text,
     meanings_in,
     tax_inclusion,
@@ -278,7 +282,30 @@ PREFIX_MIN_WORDS = 2          # a cue phrase this long at a name's start is a la
 # one-word cue in general ("Bank of Scotland plc", "Total Energies SA").
 HOLDER_WORDS = frozenset({"beneficiario", "beneficiary", "beneficiaire", "payee", "titulaire", "titular",
                           "kontoinhaber", "inhaber", "begunstigter", "zahlungsempfanger", "rekeninghouder",
-                          "begunstigde", "penerima"})
+                          "begunstigde", "penerima", "empfanger"})
+HEADING_WORD_MAX = 4          # a one-word line this short over a name is its block's heading ("Van", "De", "From")
+
+
+def _heading_line_joined(ctx: VerifyContext, f: str, v: str) -> str | None:
+    """The line right above the name's line, in its column, when the name begins with all of it
+    and goes on past it (a heading joined to the name under it), else None."""
+    p = place(ctx, f)
+    if p is None or p.line <= 0:
+        return None
+    lines = getattr(p.page, "lines", None) or []
+    words = getattr(p.page, "words", None) or []
+    here, above = lines[p.line].bbox, lines[p.line - 1]
+    em = max(here.y1 - here.y0, 1e-6)
+    if here.y0 - above.bbox.y1 > 1.0 * em:
+        return None
+    cell = [words[i] for i in above.word_ids if 0 <= i < len(words)
+            and min(words[i].bbox.x1, p.x1) - max(words[i].bbox.x0, p.x0) > 0]
+    t = " ".join(w.text for w in cell).strip()
+    head, name = fold(t).split(), fold(v).split()
+    if not head or len(head) >= len(name) or name[:len(head)] != head:
+        return None
+    short = len(head) == 1 and len(head[0]) <= HEADING_WORD_MAX and head[0].isalpha()
+    return t if short or heading_meaning(t) is not None else None
 
 
 def name_label_prefix(ctx: VerifyContext) -> list[Signal]:
@@ -298,6 +325,9 @@ def name_label_prefix(ctx: VerifyContext) -> list[Signal]:
         elif len(words) >= 2 and words[0] in _POSSESSIVES and any(a == 1 for _, _, a, _ in found):
             out.append(Signal(f, "name_label_prefix", "fail", f"{v[:60]!r} begins with {' '.join(words[:2])!r}, "
                                                               f"a label"))
+        elif len(words) >= 2 and (head := _heading_line_joined(ctx, f, v)) is not None:
+            out.append(Signal(f, "name_label_prefix", "fail", f"{v[:60]!r} begins with {head!r}, the line above "
+                                                              f"the name (its block's heading)"))
     return out
 
 
@@ -313,7 +343,7 @@ _DOCUMENT_PHRASES = frozenset(fold(p) for p in (
     "original invoice", "invoice reference", "referenced invoice", "related invoice", "bezugsrechnung",
     "ursprungsrechnung", "originalrechnung", "zu rechnung", "bezug rechnung", "oorspronkelijke factuur",
     "factura original", "factura rectificada", "fattura originale", "originele factuur", "avoir sur facture",
-    "bon de livraison", "albaran", "pakbon", "leverbon", "documento di trasporto", "contrat", "contrato",
+    "bon de livraison", "bl", "albaran", "pakbon", "leverbon", "documento di trasporto", "contrat", "contrato",
     "contratto"))
 # The `other_number` cues that name an invoice this one refers to: another document on a credit note
 # or a correction, but the invoice's own reference on an invoice ("Réf. facture: FAC/2021/7038256").

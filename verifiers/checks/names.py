@@ -2,9 +2,9 @@
 person printed beside it.
 
     name_legal_form   a party's name that carries a legal form ("GmbH", "Ltd", "Sdn Bhd", "SARL",
-                      "B.V.") passes; one without a legal form while a line of its own block
-                      (same column, within `NAME_BLOCK_EMS` line heights) names a company with
-                      one fails (a shop's brand or branch read instead of the company printed
+                      "B.V.") passes, one that is nothing but legal forms ("S.L.U.") fails; one
+                      without a legal form while a line of its own block (same column, within
+                      `NAME_BLOCK_EMS` line heights) names a company with one fails (a shop's brand or branch read instead of the company printed
                       under it: "KIKU JAPANESE RESTAURANT" above "TK DIVISION KITCHEN SDN BHD");
                       neither: no signal
     name_one_company  a party's name holds one company: two legal forms with a name word between
@@ -60,7 +60,10 @@ def name_legal_form(ctx: VerifyContext) -> list[Signal]:
         if role not in _PARTY_NAMES or v is None:
             continue
         if has_legal_form(v):
-            out.append(Signal(f, "name_legal_form", "pass", f"{v[:40]!r} carries a legal form"))
+            if not [w for w in _FORM.sub(" ", _folded(v)).split() if sum(ch.isalpha() for ch in w) >= 3]:
+                out.append(Signal(f, "name_legal_form", "fail", f"{v[:40]!r} is only a legal form: a fragment of the name"))
+            else:
+                out.append(Signal(f, "name_legal_form", "pass", f"{v[:40]!r} carries a legal form"))
             continue
         found = field_lines(ctx, f)
         if found is None:

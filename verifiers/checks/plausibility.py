@@ -75,7 +75,13 @@ _PRICE = re.compile(r"(?<![\d.,])\d+\.\d{2}(?![\d.,])")
 _POSTCODE = re.compile(r"(?:(?<![\w-])|(?<=\b[A-Z]-))\d{4,6}(?![\w-])")
 _CENTS = re.compile(r"\d[.,]\d{2}(?!\d)")
 MIN_CENT_AMOUNTS = 3           # amount_format: the document prints at least this many amounts with cents
-_CONTACT = re.compile(r"@|\bwww\.|https?://|\b(?:tel|fax|phone|telefon)\b[.:]?", re.IGNORECASE)
+_CONTACT = re.compile(r"@|\bwww\.|https?://|\b(?:tel|tlf|telf|tfno|fax|phone|telefon)\b[.:]?", re.IGNORECASE)
+# A document's title after an address ("... 50679 Bilbao FACTURA SIMPLIFICADA", "... Leuven KASSABON"): the
+# heading under the shop's block read with it; and a tax number's label ("St.-Nr. DE977407879").
+_TITLE_AT_END = re.compile(r"\b(?:factura simplificada|factura|ticket|kassabon|kassenbon|kassenbeleg|bon|recu|receipt|"
+                           r"tax invoice|invoice|quittung|beleg|rechnung|fattura|scontrino|ricevuta)\s*$")
+_TAX_LABEL = re.compile(r"\b(?:st\.?\s?-?\s?nr|steuer\s?-?\s?nr|steuernummer|ust\s?-?\s?id\w*|vat|gst|btw|nif|cif|"
+                        r"tva|mwst|uid)\b")
 _COUNTRIES = frozenset(fold(c) for c in (
     "Deutschland", "Germany", "France", "Frankreich", "Österreich", "Austria", "Schweiz", "Switzerland",
     "Suisse", "Nederland", "Netherlands", "Niederlande", "België", "Belgique", "Belgium", "Luxembourg",
@@ -211,6 +217,10 @@ def _address_verdict(v: str) -> tuple[str, str]:
         return "fail", "reads as 'label : value'"
     if _SINCE_YEAR.search(fold(v)):
         return "fail", "reads as a 'since <year>' line (a slogan), not an address"
+    if _TITLE_AT_END.search(fold(v)):
+        return "fail", "ends with a document's title: the heading under the address was read with it"
+    if _TAX_LABEL.search(fold(v)):
+        return "fail", "holds a tax number's label: a line that is not the address was read with it"
     if _POSTCODE.search(v) or _STREET_WORDS.search(fold(v)) or _STREET.search(v) or _BUILDING_WORDS.search(fold(v)):
         return "pass", "has a postcode or a street word"
     return "fail", "has neither a postcode nor a street word"
@@ -256,6 +266,29 @@ def amount_format(ctx: VerifyContext) -> list[Signal]:
     return out
 
 
+_PAGE_COUNTER = re.compile(r"^(\d{1,2})\s*/\s*(\d{1,2})$")
+_HOUSE_NO = re.compile(r"^\d{1,4}[a-z]?$", re.IGNORECASE)
+# The ends of street names in the data's languages ("Zuidweg", "Kirchstraße", "Lindenlaan", "Hauptstr.")
+_STREET_END = re.compile(r"(?:weg|straat|strasse|str|laan|gracht|plein|kade|singel|dijk|allee|gasse|ring|platz|"
+                         r"street|road|avenue|lane|drive|close|rue|calle|avenida|via|viale|jalan)$")
+
+
+def _not_a_number(ctx: VerifyContext, f: str, s: str) -> str | None:
+    """Why a document number's value is some other number of the page, else None: a page counter
+    ("1/1" on a one-page document), or a house number after its street ("Zuidweg 235")."""
+    from docassay.verifiers.checks.page import place
+    m = _PAGE_COUNTER.match(s)
+    pages = len(getattr(ctx.document, "pages", None) or [])
+    if m and pages and 1 <= int(m.group(1)) <= int(m.group(2)) == pages:
+        return f"reads as a page counter ({pages} page{'s' if pages > 1 else ''})"
+    if _HOUSE_NO.match(s):
+        p = place(ctx, f)
+        left = fold(p.left).split() if p is not None else []
+        if left and _STREET_END.search(left[-1]) and len(left[-1]) > 4:
+            return f"is the house number after the street {p.left.split()[-1]!r}" if p else None
+    return None
+
+
 def number_shape(ctx: VerifyContext) -> list[Signal]:
     out = []
     for f in roles_of(ctx.schema).fields("document_number"):
@@ -267,6 +300,8 @@ def number_shape(ctx: VerifyContext) -> list[Signal]:
             out.append(Signal(f, "number_shape", "fail", f"{s!r} holds no digit"))
         elif len(s.split()) > MAX_NUMBER_WORDS:
             out.append(Signal(f, "number_shape", "fail", f"{s!r} is a phrase, not a number"))
+        elif (why := _not_a_number(ctx, f, s)) is not None:
+            out.append(Signal(f, "number_shape", "fail", f"{s!r} {why}"))
         else:
             out.append(Signal(f, "number_shape", "pass", f"{s!r} has the shape of a document number"))
     return out

@@ -71,7 +71,8 @@ MEANINGS: dict[str, tuple[str, ...]] = {
                       "leistungsdatum", "liefer und leistungsdatum", "leistungszeitraum", "lieferzeitraum",
                       "abrechnungszeitraum", "date de livraison", "date de prestation", "leverdatum",
                       "leveringsdatum", "fecha de entrega", "tarikh penghantaran", "fecha de operacion", "fecha operacion",
-                      "fecha de envio", "fecha de prestacion", "date d expedition"),
+                      "fecha de envio", "fecha de prestacion", "date d expedition", "datum levering",
+                      "datum van levering", "date livraison", "livre le"),
     "order": ("order", "order date", "order no", "order number", "purchase order", "po number", "po",
               "bestellung", "bestelldatum", "bestellnummer", "bestell nr", "auftrag", "auftragsnummer",
               "auftragsdatum", "commande", "bon de commande", "bestelling", "bestelnummer", "pedido",
@@ -144,7 +145,7 @@ MEANINGS: dict[str, tuple[str, ...]] = {
                         "factuurnummer", "factuur nr", "factuurnr", "factuur", "creditnota", "no resit",
                         "no invois", "invois no", "numero de factura", "factura"),
     "other_number": ("customer no", "customer number", "customer id", "account", "kundennummer", "kunden nr",
-                     "kundennr", "kd nr", "kdnr", "delivery note", "lieferschein", "lieferscheinnummer", "reference",
+                     "kundennr", "kd nr", "kdnr", "bl", "delivery note", "lieferschein", "lieferscheinnummer", "reference",
                      "your reference", "ihr zeichen", "unser zeichen", "referenz", "projekt", "project",
                      "contract", "vertrag", "vertragsnummer", "mandat", "mandatsreferenz", "glaubiger id",
                      "creditor id", "article", "artikel", "art nr", "sku", "no client", "numero client",
@@ -251,10 +252,15 @@ _PUNCT = re.compile(r"[^\w%#]+", re.UNICODE)
 _ABBREV = re.compile(r"(?<![\w.])(?:[^\W\d_]\.){2,}(?:[^\W\d_](?!\w))?")
 
 
+_NUMERO = re.compile(r"(?<![^\W\d_])[Nn]\s?°")
+
+
 @lru_cache(maxsize=65536)
 def fold(text: str) -> str:
-    """Casefold, strip accents, join dotted abbreviations ("U.S.t." -> "ust"), punctuation to spaces."""
+    """Casefold, strip accents, join dotted abbreviations ("U.S.t." -> "ust"), "N°" as "no",
+    punctuation to spaces."""
     t = _ABBREV.sub(lambda m: m.group(0).replace(".", "") + " ", text[:400])
+    t = _NUMERO.sub("no ", t)                          # "N°" as "Nº": the number sign, not an n
     t = unicodedata.normalize("NFKD", t).casefold()
     t = "".join(ch for ch in t if not unicodedata.combining(ch)).replace("ß", "ss")
     return " ".join(_PUNCT.sub(" ", t.replace("_", " ")).split())
