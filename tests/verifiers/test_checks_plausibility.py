@@ -39,7 +39,8 @@ def test_tax_share():
     ("SDN BHD", "fail"), ("ALAM) SDN BHD", "fail"), ("99 SPEED MART S/B (519537-X)", "fail"),
     ("info@lieferant.de", "fail"), ("BANDAR BARU PERMAS JAYA", "fail"), ("HOME MASTER HARDWARE &", "fail"),
     ("& de Jong B.V.", "fail"), ("Smit & de Jong B.V.", "pass"), ("GOODS SOLD ARE NOT RETURNABLE", "fail"),
-    ("KING'S CONFECTIONERY S/B 273500-U", "fail")])
+    ("KING'S CONFECTIONERY S/B 273500-U", "fail"), ("Factura comercial", "fail"), ("TAX INVOICE", "fail"),
+    ("Invoice Solutions Ltd", "pass")])
 def test_name_shape(value, outcome):
     assert by(P.name_shape(ctx(dict(GOOD, buyer_name=value))), "buyer_name", "name_shape") == [outcome]
 

@@ -16,7 +16,7 @@ from docassay.verifiers.context import VerifyContext
 from docassay.verifiers.errors import VerifyError
 from docassay.verifiers.history import MemoryHistory
 from docassay.verifiers.verify import verify
-from tests.verifiers.checkkit import GOOD, INVOICE, PAGE, assert_conformant, at, by, ctx, page_doc
+from tests.verifiers.checkkit import GOOD, INVOICE, PAGE, RECEIPT, assert_conformant, at, by, ctx, page_doc
 
 
 def _vat_line(line: str, value: str):
@@ -96,6 +96,11 @@ def test_name_label_prefix_the_heading_line_joined_to_the_name():
                           ("van Leeuwen & de Boer SRL", "van Leeuwen & de Boer SRL")):
         c = ctx(dict(GOOD, seller_name=name), doc=doc, evidence={"seller_name": at(doc, "seller_name", printed)})
         assert by(L.name_label_prefix(c), "seller_name", "name_label_prefix") == [], name
+    # a name printed over two lines, its first line ending in a connector
+    split = page_doc([(50, 40, "Ruiz &"), (50, 52, "Zenendale Servicios SA")])
+    c = ctx(dict(GOOD, seller_name="Ruiz & Zenendale Servicios SA"), doc=split,
+            evidence={"seller_name": at(split, "seller_name", "Zenendale Servicios SA")})
+    assert by(L.name_label_prefix(c), "seller_name", "name_label_prefix") == []
 
 
 def test_vocabulary_knows_the_delivery_and_due_cues():
@@ -180,6 +185,19 @@ def test_party_printed_a_buyer_block_beside_another_column_with_an_attention_lin
     assert by(s, "buyer_name", "party_printed") == ["fail"] and "van Leeuwen" in s[0].detail
 
 
+def test_address_printed_an_empty_address_under_the_shops_name():
+    lines = [(50, 20, "DE GROOT & VOS BV"), (50, 32, "VERS VAN DE MARKT"), (50, 44, "FILIAAL UTRECHT"),
+             (50, 56, "KERKWEG 116 9075 PJ UTRECHT"), (50, 68, "BTW NUMMER NL031384400B76"), (50, 90, "DATUM 30-07-2017")]
+    rec = {"company": "DE GROOT & VOS BV", "date": "2017-07-30", "total": 22.06}
+    s = P.address_printed(ctx(rec, schema=RECEIPT, doc=page_doc(lines)))
+    assert by(s, "address", "address_printed") == ["fail"] and "KERKWEG 116" in s[0].detail
+    # the address read, no address line under the name, or the name not printed: nothing
+    assert P.address_printed(ctx(dict(rec, address="KERKWEG 116 9075 PJ UTRECHT"), schema=RECEIPT,
+                                 doc=page_doc(lines))) == []
+    assert P.address_printed(ctx(rec, schema=RECEIPT, doc=page_doc(lines[:3] + lines[5:]))) == []
+    assert P.address_printed(ctx(dict(rec, company="ACME SDN BHD"), schema=RECEIPT, doc=page_doc(lines))) == []
+
+
 def test_party_printed_says_nothing_for_the_other_partys_block_a_bank_line_or_a_present_name():
     rec = {k: v for k, v in dict(GOOD, seller_name="Smith Design LLP").items() if k != "buyer_name"}
     only_seller = [line for line in _UNCAPTIONED if "Juniatex" not in line[2]]
@@ -218,7 +236,7 @@ def test_party_printed_says_nothing_for_a_delivery_name_printed_once_or_not_over
     assert P.party_printed(ctx(dict(rec, buyer_name="Femke Bakker"), doc=page_doc(_DELIVERED))) == []
 
 
-@pytest.mark.parametrize("check", [X.id_extent, L.name_label_prefix, P.label_printed, P.party_printed])
+@pytest.mark.parametrize("check", [X.id_extent, L.name_label_prefix, P.label_printed, P.party_printed, P.address_printed])
 def test_conformance(check):
     doc = page_doc()
     assert_conformant(check, ctx(GOOD, doc=doc, evidence={"seller_vat_id": at(doc, "seller_vat_id", "DE136695976")}))

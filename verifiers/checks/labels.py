@@ -304,7 +304,8 @@ def _heading_line_joined(ctx: VerifyContext, f: str, v: str) -> str | None:
     head, name = fold(t).split(), fold(v).split()
     if not head or len(head) >= len(name) or name[:len(head)] != head:
         return None
-    short = len(head) == 1 and len(head[0]) <= HEADING_WORD_MAX and head[0].isalpha()
+    raw = t.rstrip(":").strip()
+    short = len(raw.split()) == 1 and len(head[0]) <= HEADING_WORD_MAX and raw.isalpha()
     return t if short or heading_meaning(t) is not None else None
 
 

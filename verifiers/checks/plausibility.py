@@ -148,6 +148,11 @@ def tax_share(ctx: VerifyContext) -> list[Signal]:
 _TITLE = re.compile(r"^(?:mr|mrs|ms|miss|dr|herr|frau|mme|mlle|dhr|mevr|encik|puan|cik|tuan)\b\.?\s", re.IGNORECASE)
 
 
+# A document's title ("Factura comercial", "Tax invoice", "Rechnung"), folded, at a name's start.
+_TITLE_FIRST = re.compile(r"^(?:tax\s+)?(?:factura|invoice|rechnung|facture|factuur|fattura|receipt|recibo|quittung|"
+                          r"kassenbon|kassabon|ticket|avoir|gutschrift|credit\s+note|creditnota|nota\s+de\s+credito)\b")
+
+
 def _name_verdict(v: str, reads_as: str | None = None) -> tuple[Outcome, str] | None:
     s = v.strip()
     f = fold(s)
@@ -167,6 +172,8 @@ def _name_verdict(v: str, reads_as: str | None = None) -> tuple[Outcome, str] | 
         return "fail", "reads as contact details"
     if f in _COUNTRIES:
         return "fail", "is a country"
+    if _TITLE_FIRST.match(f) and not _LEGAL.search(f):
+        return "fail", "reads as a document's title, not a name"
     if _POSTCODE_TOWN.match(s):
         return "fail", "reads as a postcode and town"
     if _STREET.search(s):

@@ -7,6 +7,11 @@
                     empty field. Nothing when the label is not printed (absent is no evidence),
                     and nothing for a field that holds a value.
 
+    address_printed the seller's address the record leaves empty (an optional field) while one of
+                    the `ADDRESS_LINES` lines under the seller's name (the record's, printed on
+                    page 1) reads as an address with a postcode or a house number: fail, on the
+                    empty field. Nothing without the name printed or such a line
+
     buyer_elsewhere a buyer's name read under a delivery heading ("Lieferanschrift", "Ship to"),
                     and not printed under the buyer's heading too, while the first page prints
                     another company name (a legal form) heading an address in no delivery,
@@ -40,14 +45,14 @@ from typing import Any, Iterator
 from docassay.verifiers.checks.fields import roles_of
 from docassay.verifiers.checks.labels import nearest_meanings
 from docassay.verifiers.checks.names import has_legal_form
-from docassay.verifiers.checks.page import Place, doc_lines, heading_above, line_words, place
+from docassay.verifiers.checks.page import Place, compact, doc_lines, heading_above, line_words, place
 from docassay.verifiers.checks.plausibility import address_verdict
 from docassay.verifiers.checks.roles import also_under
 from docassay.verifiers.checks.signal import Signal
 from docassay.verifiers.checks.vocabulary import ROLE_MEANING, SUPPORTS, fold, heading_meaning, meanings_in
 from docassay.verifiers.context import VerifyContext
 
-__all__ = ["label_printed", "party_printed", "buyer_elsewhere", "value_after", "CHECKS", "CHECKED_ROLES"]
+__all__ = ["label_printed", "party_printed", "address_printed", "buyer_elsewhere", "value_after", "CHECKS", "CHECKED_ROLES"]
 
 _MONTH = r"[^\W\d_]{3,10}\.?"
 _PATTERNS = {
@@ -269,4 +274,35 @@ def buyer_elsewhere(ctx: VerifyContext) -> list[Signal]:
     return out
 
 
-CHECKS = (("label_printed", label_printed), ("party_printed", party_printed), ("buyer_elsewhere", buyer_elsewhere))
+ADDRESS_LINES = 6            # the seller's address is printed within this many lines under its name
+
+
+def address_printed(ctx: VerifyContext) -> list[Signal]:
+    by_role = roles_of(ctx.schema).by_field
+    required = set(ctx.schema.get("required") or [])
+    field_of = {role: f for f, role in by_role.items()}
+    wanted = [f for f, role in by_role.items()
+              if role == "seller_address" and f not in required and ctx.record.get(f) in (None, "")]
+    name = ctx.record.get(field_of.get("seller_name", ""))
+    pages = getattr(ctx.document, "pages", None) or []
+    if not wanted or not isinstance(name, str) or len(compact(name)) < 3 or not pages:
+        return []
+    lines = getattr(pages[0], "lines", None) or []
+    want = compact(name)
+    start = next((i for i, ln in enumerate(lines) if want in compact(getattr(ln, "text", ""))), None)
+    if start is None:
+        return []
+    for li in range(start + 1, min(start + 1 + ADDRESS_LINES, len(lines))):
+        t = str(getattr(lines[li], "text", ""))
+        if _POSTCODE_OR_HOUSE.search(t) and address_verdict(t)[0] == "pass":
+            return [Signal(f, "address_printed", "fail", f"empty, but page 1 prints {t[:60]!r} under the seller's "
+                                                         f"name (line {li + 1})") for f in wanted]
+    return []
+
+
+# An address line proper: a postcode (4-6 digits, or Dutch "9075 PJ") or a house number after a word.
+_POSTCODE_OR_HOUSE = re.compile(r"(?<![\w-])\d{4,6}(?![\w-])|\b\d{4}\s?[A-Z]{2}\b|[^\W\d_]{3,}\.?,?\s+\d{1,4}[a-z]?\b")
+
+
+CHECKS = (("label_printed", label_printed), ("party_printed", party_printed), ("address_printed", address_printed),
+          ("buyer_elsewhere", buyer_elsewhere))
