@@ -123,6 +123,17 @@ def test_label_printed_on_the_line_and_on_the_next_line():
     assert by(s, "tax_total", "label_printed") == ["fail"] and by(s, "due_date", "label_printed") == ["fail"]
 
 
+def test_label_printed_a_column_heading_over_its_value():
+    rec = {k: v for k, v in GOOD.items() if k != "due_date"}
+    table = [(50, 700, "Zahlungsbedingungen"), (50, 712, "Beschreibung"), (400, 712, "Fälligkeit"),
+             (500, 712, "Teilzahlung"), (400, 724, "05.03.2019")]
+    s = P.label_printed(ctx(rec, doc=page_doc(table)))
+    assert by(s, "due_date", "label_printed") == ["fail"] and "05.03.2019" in s[0].detail
+    # the heading over another kind of value, or over a value among others in its column: nothing
+    assert P.label_printed(ctx(rec, doc=page_doc(table[:4] + [(400, 724, "siehe AGB")]))) == []
+    assert P.label_printed(ctx(rec, doc=page_doc(table[:4] + [(380, 724, "05.03.2019 und 05.04.2019")]))) == []
+
+
 def test_label_printed_a_due_date_in_the_payment_sentence():
     rec = {k: v for k, v in GOOD.items() if k != "due_date"}
     doc = page_doc([(50, 60, "Rechnung Nr. 471102"), (50, 80, "Bitte überweisen Sie den Betrag bis zum 31. Mai 2017 .")])

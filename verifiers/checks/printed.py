@@ -3,8 +3,8 @@
     label_printed   a field the record leaves empty (a date, amount or identifier field with a
                     label meaning: verifiers.checks.vocabulary) whose label is printed with a value
                     of the field's kind right after it, on its line or alone on the next line
-                    ("Due date: 06.01.2018", "Sales Tax 20%" over "GBP 242.62"): fail, on the
-                    empty field. Nothing when the label is not printed (absent is no evidence),
+                    ("Due date: 06.01.2018", "Sales Tax 20%" over "GBP 242.62"), or as a column
+                    heading over it ("Fälligkeit" over "05.03.2019"): fail, on the empty field. Nothing when the label is not printed (absent is no evidence),
                     and nothing for a field that holds a value.
 
     address_printed the seller's address the record leaves empty (an optional field) while one of
@@ -49,7 +49,14 @@ from docassay.verifiers.checks.page import Place, compact, doc_lines, heading_ab
 from docassay.verifiers.checks.plausibility import address_verdict
 from docassay.verifiers.checks.roles import also_under
 from docassay.verifiers.checks.signal import Signal
-from docassay.verifiers.checks.vocabulary import ROLE_MEANING, SUPPORTS, fold, heading_meaning, meanings_in
+from docassay.verifiers.checks.vocabulary import (
+    ROLE_MEANING,
+    SUPPORTS,
+    fold,
+    heading_meaning,
+    is_label_text,
+    meanings_in,
+)
 from docassay.verifiers.context import VerifyContext
 
 __all__ = ["label_printed", "party_printed", "address_printed", "buyer_elsewhere", "value_after", "CHECKS", "CHECKED_ROLES"]
@@ -124,7 +131,36 @@ def label_printed(ctx: VerifyContext) -> list[Signal]:
                 out.append(Signal(f, "label_printed", "fail",
                                   f"empty, but page {page} prints {hit[0]!r} with {hit[1]!r} (line {li + 1})"))
                 break
+        else:
+            hit2 = next(_label_over_value(ctx.document, role), None)
+            if hit2 is not None:
+                page, li, phrase, value = hit2
+                out.append(Signal(f, "label_printed", "fail", f"empty, but page {page} prints {phrase!r} over "
+                                                              f"{value!r} (line {li + 1})"))
     return out
+
+
+_TIGHT_EMS = 1.2             # a value under its column heading is at most this many line heights below it
+
+
+def _label_over_value(document: Any, role: str) -> Iterator[tuple[int, int, str, str]]:
+    """(page, line, label, value) where a cell of a line is only a label of `role` (a column
+    heading: "Fälligkeit") and the line tightly under it prints a value of the role's kind alone
+    in that cell's column ("05.03.2019")."""
+    rx = _PATTERNS[CHECKED_ROLES[role]]
+    for page in getattr(document, "pages", None) or []:
+        lines = getattr(page, "lines", None) or []
+        for li in range(len(lines) - 1):
+            here, there = lines[li].bbox, lines[li + 1].bbox
+            em = max(here.y1 - here.y0, 1e-6)
+            if there.y0 - here.y1 > _TIGHT_EMS * em:
+                continue
+            for x0, x1, t in _cells(page, li):
+                if not is_label_text(t) or _means(t, role) is None:
+                    continue
+                under = [c for c in _cells(page, li + 1) if min(c[1], x1) - max(c[0], x0) > 0]
+                if len(under) == 1 and (m := rx.fullmatch(under[0][2].strip())) is not None:
+                    yield getattr(page, "number", 1), li, t, m.group(0)
 
 
 # "36 Chapel Close": a house number, then the street's words (a street word list never has them all);

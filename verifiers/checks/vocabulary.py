@@ -56,7 +56,7 @@ MEANINGS: dict[str, tuple[str, ...]] = {
                    "date d emission", "du", "factuurdatum", "fecha", "fecha de factura", "tarikh",
                    "tarikh invois", "gutschriftsdatum", "fecha de expedicion", "fecha expedicion", "fecha de emision"),
     "due_date": ("due date", "payment due", "due", "pay by", "payable by", "due on", "payment date",
-                 "falligkeitsdatum", "fallig", "fallig am", "faellig", "zahlbar bis", "zahlungsziel",
+                 "falligkeitsdatum", "falligkeit", "fallig", "fallig am", "faellig", "zahlbar bis", "zahlungsziel",
                  "zahlbar am", "date d echeance", "echeance", "a payer avant le", "date limite de paiement",
                  "vervaldatum", "uiterste betaaldatum", "te betalen voor", "fecha de vencimiento",
                  "vencimiento", "tarikh akhir", "zahlbar", "payable on or before", "payable before", "pay before",
