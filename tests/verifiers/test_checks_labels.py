@@ -69,6 +69,21 @@ def test_final_total():
     assert by(L.final_total(c), "total", "final_total") == ["pass"]
 
 
+def test_final_net():
+    lines = [(50, 40, "ZWISCHENSUMME: 227.87"), (50, 52, "NACHLASS 3%: -6.84"),
+             (50, 64, "3.8% 88.46 3.36 SUMME NETTO: 221.03"), (50, 76, "UST. GESAMT: 10.20"), (50, 88, "ENDBETRAG: 231.23")]
+    doc = page_doc(lines)
+    sub = ctx(dict(GOOD, net_total=227.87), doc=doc, evidence={"net_total": at(doc, "net_total", "227.87")})
+    s = L.final_net(sub)
+    assert by(s, "net_total", "final_net") == ["fail"] and "SUMME NETTO" in s[0].detail
+    net = ctx(dict(GOOD, net_total=221.03), doc=doc, evidence={"net_total": at(doc, "net_total", "221.03")})
+    assert L.final_net(net) == []
+    # per-rate lines below the net total ("Netto 19 %: 400,00") are no later net total
+    doc = page_doc([(50, 40, "Nettobetrag 473,00"), (50, 52, "Netto 19 %: 198,00"), (50, 64, "Netto 7 %: 275,00")])
+    c = ctx(dict(GOOD, net_total=473.0), doc=doc, evidence={"net_total": at(doc, "net_total", "473,00")})
+    assert L.final_net(c) == []
+
+
 def test_total_last():
     doc = page_doc([(50, 40, "TOTAL: 96.00 5.76 101.76"), (50, 60, "TOTAL 12.00")])
     col = ctx({"total": 96.0}, schema=RECEIPT, doc=doc, evidence={"total": at(doc, "total", "96.00")})

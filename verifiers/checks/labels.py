@@ -10,6 +10,10 @@
                     prints one amount and labels it a gross total ("Rounded total", "Grand total";
                     not a payable amount, which prepayments reduce) with another figure means the
                     value is an intermediate total (fail); none: pass
+    final_net       the net total is the last net total the document prints: a later line whose
+                    last amount the words right before it label a net total ("SUMME NETTO:
+                    221.03" under "ZWISCHENSUMME: 227.87" and a discount; not a per-rate line such
+                    as "Netto 19 %") with another figure: fail. Only fails
     total_last        a total read from a line that prints several amounts is the line's last
                     one ("TOTAL: 96.00 5.76" is a summary row; 96.00 is no gross total): fail when
                     it is not, pass when it is the line's only amount
@@ -177,6 +181,44 @@ def final_total(ctx: VerifyContext) -> list[Signal]:
                               f"a later line prints {other[-1][0][:40]!r} {other[-1][1]}: {v} is not the final total"))
         else:
             out.append(Signal(f, "final_total", "pass", "no later total prints another amount"))
+    return out
+
+
+_NUMBER_TOKEN = re.compile(r"\d[\d.,']*%?")
+
+
+def _net_lines(ctx: VerifyContext) -> list[tuple[int, int, str, str]]:
+    """(page, line, label, amount text) of every line whose last amount is labelled a net total
+    by the words right before it, after any other figure of the line ("3.8% 88.46 3.36 SUMME
+    NETTO: 221.03"); a label with a rate ("Netto 19 %") is a per-rate line, not the net total."""
+    out = []
+    for page, li, text in doc_lines(ctx.document):
+        ms = list(_AMOUNT_TOKEN.finditer(text))
+        if not ms:
+            continue
+        left = text[:ms[-1].start()]
+        figures = list(_NUMBER_TOKEN.finditer(left))
+        label = left[figures[-1].end():] if figures else left
+        near = nearest_meanings(label)
+        if "%" not in label and near is not None and near[0] == {"net_total"}:
+            out.append((page, li, label.strip(), ms[-1].group(0)))
+    return out
+
+
+def final_net(ctx: VerifyContext) -> list[Signal]:
+    out = []
+    for f in roles_of(ctx.schema).fields("net_total"):
+        v = num(ctx.record.get(f))
+        ev = (ctx.evidence or {}).get(f)
+        p = place(ctx, f)
+        if v is None or p is None or not isinstance(ev, FieldEvidence):
+            continue
+        here = (int(getattr(p.page, "number", ev.page or 0)), p.line)
+        other = [(lab, amt) for pg, li, lab, amt in _net_lines(ctx) if (pg, li) > here
+                 and not any(abs(abs(x) - abs(v)) < 0.005 for x in number_readings(amt))]
+        if other:
+            out.append(Signal(f, "final_net", "fail",
+                              f"a later line prints {other[-1][0][:40]!r} {other[-1][1]}: {v} is not the final net total"))
     return out
 
 
@@ -466,7 +508,8 @@ def other_document(ctx: VerifyContext) -> list[Signal]:
     return out
 
 
-CHECKS = (("label_meaning", label_meaning), ("other_document", other_document), ("final_total", final_total), ("total_last", total_last),
+CHECKS = (("label_meaning", label_meaning), ("other_document", other_document), ("final_total", final_total),
+          ("final_net", final_net), ("total_last", total_last),
           ("total_rival_label", total_rival_label),
           ("value_not_label", value_not_label), ("name_label_prefix", name_label_prefix),
           ("item_descriptions", item_descriptions))
