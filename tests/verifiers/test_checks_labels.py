@@ -73,9 +73,14 @@ def test_final_net():
     lines = [(50, 40, "ZWISCHENSUMME: 227.87"), (50, 52, "NACHLASS 3%: -6.84"),
              (50, 64, "3.8% 88.46 3.36 SUMME NETTO: 221.03"), (50, 76, "UST. GESAMT: 10.20"), (50, 88, "ENDBETRAG: 231.23")]
     doc = page_doc(lines)
-    sub = ctx(dict(GOOD, net_total=227.87), doc=doc, evidence={"net_total": at(doc, "net_total", "227.87")})
+    sub = ctx(dict(GOOD, net_total=227.87, tax_total=10.2, gross_total=231.23), doc=doc,
+              evidence={"net_total": at(doc, "net_total", "227.87")})
     s = L.final_net(sub)
     assert by(s, "net_total", "final_net") == ["fail"] and "SUMME NETTO" in s[0].detail
+    assert by(s, "tax_total", "final_net") == []                  # 221.03 + 10.20 = 231.23: the tax is not tied to it
+    tied = ctx(dict(GOOD, net_total=227.87, tax_total=3.36, gross_total=231.23), doc=doc,
+               evidence={"net_total": at(doc, "net_total", "227.87")})
+    assert by(L.final_net(tied), "tax_total", "final_net") == ["fail"]
     net = ctx(dict(GOOD, net_total=221.03), doc=doc, evidence={"net_total": at(doc, "net_total", "221.03")})
     assert L.final_net(net) == []
     # per-rate lines below the net total ("Netto 19 %: 400,00") are no later net total

@@ -13,7 +13,8 @@
     final_net       the net total is the last net total the document prints: a later line whose
                     last amount the words right before it label a net total ("SUMME NETTO:
                     221.03" under "ZWISCHENSUMME: 227.87" and a discount; not a per-rate line such
-                    as "Netto 19 %") with another figure: fail. Only fails
+                    as "Netto 19 %") with another figure: fail; also on the tax total when it
+                    adds up to the gross only with the contradicted net. Only fails
     total_last        a total read from a line that prints several amounts is the line's last
                     one ("TOTAL: 96.00 5.76" is a summary row; 96.00 is no gross total): fail when
                     it is not, pass when it is the line's only amount
@@ -219,6 +220,23 @@ def final_net(ctx: VerifyContext) -> list[Signal]:
         if other:
             out.append(Signal(f, "final_net", "fail",
                               f"a later line prints {other[-1][0][:40]!r} {other[-1][1]}: {v} is not the final net total"))
+            out += _tax_of_the_wrong_net(ctx, v, other[-1][1])
+    return out
+
+
+def _tax_of_the_wrong_net(ctx: VerifyContext, net: float, later: str) -> list[Signal]:
+    """The tax total, when it adds up to the gross with the contradicted net but not with the
+    later net: it was chosen to fit the wrong net."""
+    r = roles_of(ctx.schema)
+    out = []
+    for tf in r.fields("tax_total"):
+        tax = num(ctx.record.get(tf))
+        gross = next((num(ctx.record.get(g)) for g in r.fields("gross_total")), None)
+        if tax is None or gross is None or abs(net + tax - gross) > 0.011:
+            continue
+        if all(abs(x + tax - gross) > 0.011 for x in number_readings(later)):
+            out.append(Signal(tf, "final_net", "fail", f"{tax} adds up to the gross only with the net {net}, which "
+                                                       f"a later net total ({later}) contradicts"))
     return out
 
 
