@@ -4,8 +4,9 @@
                     label meaning: verifiers.checks.vocabulary) whose label is printed with a value
                     of the field's kind right after it, on its line or alone on the next line
                     ("Due date: 06.01.2018", "Sales Tax 20%" over "GBP 242.62"), or as a column
-                    heading over it ("Fälligkeit" over "05.03.2019"): fail, on the empty field. Nothing when the label is not printed (absent is no evidence),
-                    and nothing for a field that holds a value.
+                    heading over it ("Fälligkeit" over "05.03.2019"): fail, on the empty field.
+                    Nothing when the label is not printed (absent is no evidence), and nothing
+                    for a field that holds a value.
 
     address_printed the seller's address the record leaves empty (an optional field) while one of
                     the `ADDRESS_LINES` lines under the seller's name (the record's, printed on

@@ -8,12 +8,13 @@
     seller_one_block  the seller's VAT ID and name stand under the same heading: pass; under
                       headings of different parties: fail
     seller_with_vat   the printed block of the seller's VAT ID (the closely spaced lines of its
-                      column; whole lines in a footer, the page's bottom quarter, which is the
-                      seller's) names the seller: pass, on the name and the VAT ID; names
-                      the record's buyer and not its seller: fail, on both (the parties swapped,
-                      or the buyer's VAT ID read for the seller's); names neither but another
-                      company (a run of words with a legal form and a word besides it, not part
-                      of the seller's name, on no bank or contact line): fail, on both. Nothing when the block names both, or no company
+                      column, up to the next block's heading; whole lines in a footer, the page's
+                      bottom quarter, which is the seller's) names the seller: pass, on the name
+                      and the VAT ID; names the record's buyer and not its seller: fail, on both
+                      (the parties swapped, or the buyer's VAT ID read for the seller's); names
+                      neither but another company (a run of words with a legal form and a word
+                      besides it, not part of the seller's name, on no bank or contact line):
+                      fail, on both. Nothing when the block names both, or no company
     not_table_row     a name or address is not read from an item or tax line (a line that prints
                       a percentage or two amounts besides it fails)
     outside_items     a header value (names, IDs, dates) does not stand between the first and
@@ -194,6 +195,7 @@ def vat_block(p: Place) -> list[str]:
 
     def runs(li: int) -> list[str]:
         return [t for a, b, t in _segments(p.page, li, em) if a <= x1 and b >= x0]
+
     def heading(li: int) -> bool:
         return any(heading_meaning(t) in BLOCK_MEANINGS for t in runs(li))
     band = _band(lines, p.line, BLOCK_GAP_EMS, em, lambda li: bool(runs(li)), heading)
