@@ -4,9 +4,9 @@ person printed beside it.
     name_legal_form   a party's name that carries a legal form ("GmbH", "Ltd", "Sdn Bhd", "SARL",
                       "B.V.") passes, one that is nothing but legal forms ("S.L.U.") fails; one
                       without a legal form while a line of its own block (same column, within
-                      `NAME_BLOCK_EMS` line heights) names a company with one fails (a shop's brand or branch read instead of the company printed
-                      under it: "KIKU JAPANESE RESTAURANT" above "TK DIVISION KITCHEN SDN BHD");
-                      neither: no signal
+                      `NAME_BLOCK_EMS` line heights) names a company with one fails (a shop's
+                      brand or branch read instead of the company printed under it: "KIKU
+                      JAPANESE RESTAURANT" above "TK DIVISION KITCHEN SDN BHD"); neither: no signal
     name_one_company  a party's name holds one company: two legal forms with a name word between
                       them ("PRALOTECH SERVICIOS SL PRANOTEX SA": a brand or parent line joined to the
                       company under it) fail; a form that continues another ("GmbH & Co. KG",
