@@ -231,6 +231,21 @@ def test_party_printed_the_delivery_name_over_the_buyers_own_address():
     assert "Femke Bakker" in s[0].detail and "Stationsstraat" in s[0].detail
 
 
+def test_party_printed_the_delivery_name_beside_the_buyers_own_block():
+    # the buyer's window and the delivery block side by side, one line each: the same person
+    rec = {k: v for k, v in dict(GOOD, seller_name="Juno Metallbau GmbH & Co. KG").items() if k != "buyer_name"}
+    doc = page_doc([(50, 40, "Juno Metallbau GmbH & Co. KG"), (400, 40, "Lieferadresse:"),
+                    (50, 52, "Lukas Hartmann"), (400, 52, "Lukas Hartmann"),
+                    (50, 64, "Eichenallee 68"), (400, 64, "Birkenweg 14"),
+                    (50, 76, "5718 Bern"), (400, 76, "6916 Luzern"), (50, 120, "Faktura")])
+    s = P.party_printed(ctx(rec, doc=doc))
+    assert by(s, "buyer_name", "party_printed") == ["fail"] and "Eichenallee" in s[0].detail
+    # the delivery block alone: nothing
+    alone = page_doc([(50, 40, "Juno Metallbau GmbH & Co. KG"), (400, 40, "Lieferadresse:"),
+                      (400, 52, "Lukas Hartmann"), (400, 64, "Birkenweg 14"), (400, 76, "6916 Luzern")])
+    assert P.party_printed(ctx(rec, doc=alone)) == []
+
+
 def test_party_printed_says_nothing_for_a_delivery_name_printed_once_or_not_over_an_address():
     rec = {k: v for k, v in dict(GOOD, seller_name="Software Meijer B.V.").items() if k != "buyer_name"}
     once = [line for line in _DELIVERED if line[1] not in (100, 112, 124)]

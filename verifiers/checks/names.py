@@ -32,7 +32,7 @@ __all__ = ["name_legal_form", "name_one_company", "has_legal_form", "LEGAL_FORMS
 NAME_BLOCK_EMS = 3.5          # a line this many line heights from the name's still belongs to its block
 LEGAL_FORMS = (
     "gmbh", "ag", "kg", "ohg", "gbr", "ug", "kgaa", "ev", "ek",                  # de / at / ch
-    "ltd", "limited", "llc", "llp", "inc", "incorporated", "corp", "corporation", "plc", "pty",         # en
+    "ltd", "limited", "llc", "llp", "inc", "incorporated", "corp", "corporation", "plc", "pty", "dac",  # en, ie
     "sa", "sas", "sasu", "sarl", "eurl", "sprl", "srl", "spa", "snc", "sca",     # fr / be / it / es / lu
     "bv", "nv", "vof",                                                          # nl / be
     "sl", "slu", "sau", "sll",                                                  # es

@@ -235,11 +235,11 @@ def _delivery_name_elsewhere(document: Any, other_f: str) -> Iterator[tuple[int,
                     or (other_f and (other_f in fn or fn in other_f))):
                 continue
             for lj in range(len(lines) - 1):
-                if lj in (li, li + 1):
+                if lj == li:
                     continue
                 for cx0, cx1, ct in _cells(page, lj):
-                    if fold(ct) != fn:
-                        continue
+                    if fold(ct) != fn or (lj == li + 1 and min(cx1, below[0][1]) - max(cx0, below[0][0]) > 0):
+                        continue                 # the delivery block's own name; the buyer's may stand beside it
                     under = [c for lk in range(lj + 1, min(lj + 3, len(lines))) for c in _cells(page, lk)
                              if min(c[1], cx1) - max(c[0], cx0) > 0]
                     if not any(_address_start(c[2]) for c in under[:2]):
