@@ -345,10 +345,10 @@ def _alive(pid: int) -> bool:
 
 @pytest.fixture
 def tiny_disk(tmp: Path) -> Iterator[Path]:
-    """A 24 KB tmpfs (room for a few rows); skipped where mounting is not allowed."""
+    """A 64 KB tmpfs (room for a few rows of about 15 KB); skipped where mounting is not allowed."""
     mnt = tmp / "disk"
     mnt.mkdir()
-    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=24k", "tmpfs", str(mnt)],
+    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mnt)],
                                            capture_output=True).returncode != 0:
         pytest.skip("mounting a tmpfs needs root")
     try:

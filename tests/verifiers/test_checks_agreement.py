@@ -71,21 +71,6 @@ def test_date_order():
     assert G.date_order(ctx(GOOD, doc=plain, evidence={"issue_date": at(plain, "issue_date", "05.03.2018")})) == []
 
 
-def test_date_order_of_a_us_address():
-    rec = {"company": "SERVICES JOHNSON INC.", "date": "2019-05-09", "total": 104.66}
-    lines = [(50, 20, "SERVICES JOHNSON INC."), (50, 32, "DENVER, CO 82270"), (50, 44, "9/5/2019 08:43:22")]
-    doc = page_doc(lines)
-    ev = {"date": at(doc, "date", "9/5/2019")}
-    assert by(G.date_order(ctx(rec, schema=RECEIPT, doc=doc, evidence=ev)), "date", "date_order") == ["fail"]
-    assert by(G.date_order(ctx(dict(rec, date="2019-09-05"), schema=RECEIPT, doc=doc, evidence=ev)),
-              "date", "date_order") == ["pass"]
-    # dots are a European date's, whatever address is printed; no US address: no evidence
-    dots = page_doc(lines[:2] + [(50, 44, "9.5.2019")])
-    assert G.date_order(ctx(rec, schema=RECEIPT, doc=dots, evidence={"date": at(dots, "date", "9.5.2019")})) == []
-    other = page_doc([lines[0], (50, 32, "47301 PETALING JAYA"), lines[2]])
-    assert G.date_order(ctx(rec, schema=RECEIPT, doc=other, evidence={"date": at(other, "date", "9/5/2019")})) == []
-
-
 def _history(record):
     h = MemoryHistory()
     h.accept("a" * 64, record, {})

@@ -21,10 +21,8 @@ earlier documents.
                          the format's previous document's fails (copied, or the same document
                          again); a different one passes
     date_order           a date read from a numeric form ("05.03.2018") in the order the document's
-                         unambiguous dates show ("24.03.2020": day first), or with no such date a
-                         date with slashes or dashes on a document printing a US address ("DENVER,
-                         CO 82270": month first): pass; in the other order: fail (a veto); a
-                         document whose dates never show the order: no signal
+                         unambiguous dates show ("24.03.2020": day first): pass; in the other order:
+                         fail; a document whose dates never show the order: no signal
     currency_printed     the currency's code or sign is printed; another code or sign printed
                          instead fails
 
@@ -234,17 +232,6 @@ def _order_evidence(ctx: VerifyContext) -> tuple[int, int]:
     return day_first, month_first
 
 
-# A US address line ("DENVER, CO 82270"): a town, a comma, a state's code and a ZIP code. US
-# documents print numeric dates month first.
-_US_ADDRESS = re.compile(r",\s*(?:AL|AK|AZ|AR|CA|CO|CT|DE|FL|GA|HI|ID|IL|IN|IA|KS|KY|LA|ME|MD|MA|MI|MN|MS|MO|MT|NE|"
-                         r"NV|NH|NJ|NM|NY|NC|ND|OH|OK|OR|PA|RI|SC|SD|TN|TX|UT|VT|VA|WA|WV|WI|WY|DC)\s+\d{5}(?:-\d{4})?\b")
-
-
-def _locale_order(ctx: VerifyContext) -> str | None:
-    """"month" when the document prints a US address, else None (no evidence)."""
-    return "month" if any(_US_ADDRESS.search(t) for _, _, t in doc_lines(ctx.document)) else None
-
-
 def date_order(ctx: VerifyContext) -> list[Signal]:
     out = []
     order: tuple[int, int] | None = None
@@ -263,18 +250,15 @@ def date_order(ctx: VerifyContext) -> list[Signal]:
         if order is None:
             order = _order_evidence(ctx)
         day_first, month_first = order
-        why = "the document's other dates are"
         if day_first and not month_first:
             doc_order = "day"
         elif month_first and not day_first:
             doc_order = "month"
-        elif not day_first and "." not in m.group(0) and (loc := _locale_order(ctx)) is not None:
-            doc_order, why = loc, "a US address: dates there are"
         else:
             continue
         ok = used == doc_order
         out.append(Signal(f, "date_order", "pass" if ok else "fail",
-                          f"{ev.text!r} read {used} first; {why} {doc_order} first"))
+                          f"{ev.text!r} read {used} first; the document's other dates are {doc_order} first"))
     return out
 
 
