@@ -132,6 +132,11 @@ def test_label_printed_a_column_heading_over_its_value():
     # the heading over another kind of value, or over a value among others in its column: nothing
     assert P.label_printed(ctx(rec, doc=page_doc(table[:4] + [(400, 724, "siehe AGB")]))) == []
     assert P.label_printed(ctx(rec, doc=page_doc(table[:4] + [(380, 724, "05.03.2019 und 05.04.2019")]))) == []
+    # an amount under a heading is an item's or a rate's column as often as the total: not judged
+    items = [(50, 300, "Artikel"), (300, 300, "Menge"), (400, 300, "MwSt."), (50, 312, "Joghurt"), (300, 312, "5"),
+             (400, 312, "14,91")]
+    assert list(P._label_over_value(page_doc(items), "tax_total")) == []
+    assert list(P._label_over_value(page_doc(table), "due_date")) == [(1, 1, "Fälligkeit", "05.03.2019")]
 
 
 def test_label_printed_a_due_date_in_the_payment_sentence():

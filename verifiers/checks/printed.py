@@ -3,8 +3,9 @@
     label_printed   a field the record leaves empty (a date, amount or identifier field with a
                     label meaning: verifiers.checks.vocabulary) whose label is printed with a value
                     of the field's kind right after it, on its line or alone on the next line
-                    ("Due date: 06.01.2018", "Sales Tax 20%" over "GBP 242.62"), or as a column
-                    heading over it ("Fälligkeit" over "05.03.2019"): fail, on the empty field.
+                    ("Due date: 06.01.2018", "Sales Tax 20%" over "GBP 242.62"), or, for a date
+                    or a number, as a column heading over it ("Fälligkeit" over "05.03.2019"):
+                    fail, on the empty field.
                     Nothing when the label is not printed (absent is no evidence), and nothing
                     for a field that holds a value.
 
@@ -147,7 +148,10 @@ _TIGHT_EMS = 1.2             # a value under its column heading is at most this 
 def _label_over_value(document: Any, role: str) -> Iterator[tuple[int, int, str, str]]:
     """(page, line, label, value) where a cell of a line is only a label of `role` (a column
     heading: "Fälligkeit") and the line tightly under it prints a value of the role's kind alone
-    in that cell's column ("05.03.2019")."""
+    in that cell's column ("05.03.2019"). Dates and numbers only: an amount under a heading
+    ("MwSt." over "14.91") is as often an item's or a tax rate's column as the total."""
+    if CHECKED_ROLES[role] == "amount":
+        return
     rx = _PATTERNS[CHECKED_ROLES[role]]
     for page in getattr(document, "pages", None) or []:
         lines = getattr(page, "lines", None) or []
