@@ -56,6 +56,7 @@ Fields by role (verifiers.checks.fields); a field whose role has no label meanin
 from __future__ import annotations
 
 import re
+from typing import Callable, Iterator
 
 from docassay.verifiers.checks.fields import PARTY_OF, roles_of
 from docassay.verifiers.checks.page import BLOCK_MEANINGS, Place, doc_lines, number_readings, place
@@ -165,18 +166,24 @@ def total_last(ctx: VerifyContext) -> list[Signal]:
     return out
 
 
-def final_total(ctx: VerifyContext) -> list[Signal]:
-    out = []
-    for f in roles_of(ctx.schema).fields("gross_total"):
+def _later_figures(ctx: VerifyContext, role: str, lines: Callable[[VerifyContext], list[tuple[int, int, str, str]]]
+                   ) -> Iterator[tuple[str, float, list[tuple[str, str]]]]:
+    """(field, value, [(label, amount)]) for each placed field of `role`: the labelled lines of
+    `lines(ctx)` below the value's line that print another figure."""
+    for f in roles_of(ctx.schema).fields(role):
         v = num(ctx.record.get(f))
         ev = (ctx.evidence or {}).get(f)
         p = place(ctx, f)
         if v is None or p is None or not isinstance(ev, FieldEvidence):
             continue
         here = (int(getattr(p.page, "number", ev.page or 0)), p.line)
-        later = [(pg, li, lab, amt) for pg, li, lab, amt in _gross_lines(ctx) if (pg, li) > here]
-        other = [(lab, amt) for _, _, lab, amt in later
-                 if not any(abs(abs(x) - abs(v)) < 0.005 for x in number_readings(amt))]
+        yield f, v, [(lab, amt) for pg, li, lab, amt in lines(ctx) if (pg, li) > here
+                     and not any(abs(abs(x) - abs(v)) < 0.005 for x in number_readings(amt))]
+
+
+def final_total(ctx: VerifyContext) -> list[Signal]:
+    out = []
+    for f, v, other in _later_figures(ctx, "gross_total", _gross_lines):
         if other:
             out.append(Signal(f, "final_total", "fail",
                               f"a later line prints {other[-1][0][:40]!r} {other[-1][1]}: {v} is not the final total"))
@@ -208,15 +215,7 @@ def _net_lines(ctx: VerifyContext) -> list[tuple[int, int, str, str]]:
 
 def final_net(ctx: VerifyContext) -> list[Signal]:
     out = []
-    for f in roles_of(ctx.schema).fields("net_total"):
-        v = num(ctx.record.get(f))
-        ev = (ctx.evidence or {}).get(f)
-        p = place(ctx, f)
-        if v is None or p is None or not isinstance(ev, FieldEvidence):
-            continue
-        here = (int(getattr(p.page, "number", ev.page or 0)), p.line)
-        other = [(lab, amt) for pg, li, lab, amt in _net_lines(ctx) if (pg, li) > here
-                 and not any(abs(abs(x) - abs(v)) < 0.005 for x in number_readings(amt))]
+    for f, v, other in _later_figures(ctx, "net_total", _net_lines):
         if other:
             out.append(Signal(f, "final_net", "fail",
                               f"a later line prints {other[-1][0][:40]!r} {other[-1][1]}: {v} is not the final net total"))

@@ -5,6 +5,7 @@ its attributes, and anything that does not look like one yields nothing.
 
     place(ctx, field)            -> Place | None   the value's page, line, the words left of it
     line_words(page, li)         -> the words of a line that have a box, left to right
+    line_cells(page, li, gap)    -> the line's runs of words split at column gaps: (x0, x1, text)
     heading_above(place, ...)    -> (meaning, text) of the nearest block heading above it, same column
     doc_text(document)           -> DocText: lines, compact lines, numbers per line, percentages
                                     (computed once per document object)
@@ -27,7 +28,7 @@ from docassay.verifiers.context import VerifyContext
 from docassay.verifiers.evidence import FieldEvidence
 from docassay.verifiers.tolerance import fold_text
 
-__all__ = ["Place", "place", "line_words", "heading_above", "doc_lines", "doc_text", "DocText", "compact",
+__all__ = ["Place", "place", "line_words", "line_cells", "heading_above", "doc_lines", "doc_text", "DocText", "compact",
            "amount_forms", "lines_printing_amount",
            "percents_in", "number_readings",
            "HEADING_MAX_LINES", "HEADING_MAX_EMS"]
@@ -61,6 +62,20 @@ def line_words(page: Any, li: int) -> list:
     words = _words(page)
     ids = [i for i in getattr(_lines(page)[li], "word_ids", ()) if 0 <= i < len(words)]
     return sorted((words[i] for i in ids if getattr(words[i], "bbox", None) is not None), key=lambda w: w.bbox.x0)
+
+
+def line_cells(page: Any, li: int, gap_ems: float, em: float | None = None) -> list[tuple[float, float, str]]:
+    """The cells of line `li` of `page`, (x0, x1, text): runs of its boxed words split where the gap
+    between two words exceeds `gap_ems` line heights (`em`; None: each word's own height)."""
+    cells: list[list] = []
+    for w in line_words(page, li):
+        h = em if em is not None else max(w.bbox.y1 - w.bbox.y0, 1.0)
+        if cells and w.bbox.x0 - cells[-1][1] <= gap_ems * h:
+            cells[-1][1] = max(cells[-1][1], w.bbox.x1)
+            cells[-1][2] += " " + w.text
+        else:
+            cells.append([w.bbox.x0, w.bbox.x1, w.text])
+    return [(a, b, t) for a, b, t in cells]
 
 
 _PLACES = IdentityCache(256)

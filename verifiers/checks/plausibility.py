@@ -25,6 +25,7 @@ from datetime import date, timedelta
 from typing import Callable
 
 from docassay.verifiers.checks.fields import roles_of
+from docassay.verifiers.checks.page import place
 from docassay.verifiers.checks.signal import Outcome, Signal
 from docassay.verifiers.checks.values import iso_date, num, text
 from docassay.verifiers.checks.vocabulary import fold
@@ -283,16 +284,15 @@ _STREET_END = re.compile(r"(?:weg|straat|strasse|str|laan|gracht|plein|kade|sing
 def _not_a_number(ctx: VerifyContext, f: str, s: str) -> str | None:
     """Why a document number's value is some other number of the page, else None: a page counter
     ("1/1" on a one-page document), or a house number after its street ("Zuidweg 235")."""
-    from docassay.verifiers.checks.page import place
     m = _PAGE_COUNTER.match(s)
     pages = len(getattr(ctx.document, "pages", None) or [])
     if m and pages and 1 <= int(m.group(1)) <= int(m.group(2)) == pages:
         return f"reads as a page counter ({pages} page{'s' if pages > 1 else ''})"
     if _HOUSE_NO.match(s):
         p = place(ctx, f)
-        left = fold(p.left).split() if p is not None else []
-        if left and _STREET_END.search(left[-1]) and len(left[-1]) > 4:
-            return f"is the house number after the street {p.left.split()[-1]!r}" if p else None
+        left = p.left.split() if p is not None else []
+        if left and _STREET_END.search(fold(left[-1])) and len(fold(left[-1])) > 4:
+            return f"is the house number after the street {left[-1]!r}"
     return None
 
 

@@ -47,7 +47,7 @@ from typing import Any, Iterator
 from docassay.verifiers.checks.fields import roles_of
 from docassay.verifiers.checks.labels import nearest_meanings
 from docassay.verifiers.checks.names import has_legal_form
-from docassay.verifiers.checks.page import Place, compact, doc_lines, heading_above, line_words, place
+from docassay.verifiers.checks.page import Place, compact, doc_lines, heading_above, line_cells, place
 from docassay.verifiers.checks.plausibility import address_verdict
 from docassay.verifiers.checks.roles import also_under
 from docassay.verifiers.checks.signal import Signal
@@ -261,14 +261,7 @@ _NOT_THE_BUYERS_BLOCK = ("delivery", "seller", "bank", "contact")
 
 def _cells(page: Any, li: int) -> list[tuple[float, float, str]]:
     """The cells of line `li` of `page`: runs of words split where the gap exceeds two line heights."""
-    cells: list[list] = []
-    for w in line_words(page, li):
-        em = max(w.bbox.y1 - w.bbox.y0, 1.0)
-        if cells and w.bbox.x0 - cells[-1][-1].bbox.x1 <= 2 * em:
-            cells[-1].append(w)
-        else:
-            cells.append([w])
-    return [(c[0].bbox.x0, c[-1].bbox.x1, " ".join(w.text for w in c)) for c in cells]
+    return line_cells(page, li, 2.0)
 
 
 def _company_blocks(page: Any, skip: tuple[str, ...]) -> Iterator[tuple[int, str, str | None]]:
@@ -316,6 +309,8 @@ def buyer_elsewhere(ctx: VerifyContext) -> list[Signal]:
 
 
 ADDRESS_LINES = 6            # the seller's address is printed within this many lines under its name
+# An address line proper: a postcode (4-6 digits, or Dutch "9075 PJ") or a house number after a word.
+_POSTCODE_OR_HOUSE = re.compile(r"(?<![\w-])\d{4,6}(?![\w-])|\b\d{4}\s?[A-Z]{2}\b|[^\W\d_]{3,}\.?,?\s+\d{1,4}[a-z]?\b")
 
 
 def address_printed(ctx: VerifyContext) -> list[Signal]:
@@ -339,10 +334,6 @@ def address_printed(ctx: VerifyContext) -> list[Signal]:
             return [Signal(f, "address_printed", "fail", f"empty, but page 1 prints {t[:60]!r} under the seller's "
                                                          f"name (line {li + 1})") for f in wanted]
     return []
-
-
-# An address line proper: a postcode (4-6 digits, or Dutch "9075 PJ") or a house number after a word.
-_POSTCODE_OR_HOUSE = re.compile(r"(?<![\w-])\d{4,6}(?![\w-])|\b\d{4}\s?[A-Z]{2}\b|[^\W\d_]{3,}\.?,?\s+\d{1,4}[a-z]?\b")
 
 
 CHECKS = (("label_printed", label_printed), ("party_printed", party_printed), ("address_printed", address_printed),

@@ -39,7 +39,7 @@ from typing import Any, Callable, Mapping
 
 from docassay.verifiers.checks.fields import PARTY_OF, roles_of
 from docassay.verifiers.checks.names import has_legal_form
-from docassay.verifiers.checks.page import BLOCK_MEANINGS, Place, compact, heading_above, line_words, percents_in, place
+from docassay.verifiers.checks.page import BLOCK_MEANINGS, Place, compact, heading_above, line_cells, percents_in, place
 from docassay.verifiers.checks.signal import Signal
 from docassay.verifiers.checks.values import text
 from docassay.verifiers.checks.vocabulary import heading_meaning, is_legal_line, meanings_in
@@ -137,18 +137,6 @@ LABEL_GAP_EMS = 3.0          # the run left of a value, this close, is its label
 FOOTER_SHARE = 0.75          # a block whose lines all start below this share of the page is a footer
 
 
-def _segments(page: Any, li: int, em: float) -> list[tuple[float, float, str]]:
-    """The line's runs of words without a column gap: (x0, x1, text)."""
-    out: list[list] = []
-    for w in line_words(page, li):
-        if out and w.bbox.x0 - out[-1][1] <= SEGMENT_GAP_EMS * em:
-            out[-1][1] = max(out[-1][1], w.bbox.x1)
-            out[-1][2] += " " + w.text
-        else:
-            out.append([w.bbox.x0, w.bbox.x1, w.text])
-    return [(a, b, t) for a, b, t in out]
-
-
 def _band(lines: list, li0: int, gap_ems: float, em: float, keep: Callable[[int], bool],
           heading: Callable[[int], bool] | None = None) -> list[int]:
     """Line `li0` and the lines above and below it for which `keep(li)` holds, each at most
@@ -184,8 +172,8 @@ def vat_block(p: Place) -> list[str]:
     height = float(getattr(p.page, "height", 0) or 0)
     footer = _band(lines, p.line, FOOTER_GAP_EMS, em, lambda li: True)
     if height > 0 and all(lines[li].bbox.y0 > FOOTER_SHARE * height for li in footer):
-        return [t for li in footer for _, _, t in _segments(p.page, li, em)]
-    segs = _segments(p.page, p.line, em)
+        return [t for li in footer for _, _, t in line_cells(p.page, li, SEGMENT_GAP_EMS, em)]
+    segs = line_cells(p.page, p.line, SEGMENT_GAP_EMS, em)
     k = next((i for i, (a, b, _) in enumerate(segs) if a <= p.x1 and b >= p.x0), None)
     if k is None:
         return []
@@ -194,7 +182,7 @@ def vat_block(p: Place) -> list[str]:
         x0 = segs[k - 1][0]
 
     def runs(li: int) -> list[str]:
-        return [t for a, b, t in _segments(p.page, li, em) if a <= x1 and b >= x0]
+        return [t for a, b, t in line_cells(p.page, li, SEGMENT_GAP_EMS, em) if a <= x1 and b >= x0]
 
     def heading(li: int) -> bool:
         return any(heading_meaning(t) in BLOCK_MEANINGS for t in runs(li))
