@@ -95,6 +95,25 @@ def test_name_legal_form():
         assert by(N.name_legal_form(_receipt({"company": only}, {}, doc)), "company", "name_legal_form") == ["fail"], only
 
 
+def test_name_extent():
+    wrapped = page_doc([(50, 40, "RESTAURANT JIAWEI"), (50, 52, "JIAWEI HOUSE"), (50, 64, "NO 3 JALAN BUNGA"),
+                        (50, 76, "55100 KUALA LUMPUR")])
+    s = N.name_extent(_receipt({"company": "RESTAURANT JIAWEI"}, {"company": at(wrapped, "company", "RESTAURANT JIAWEI")},
+                               wrapped))
+    assert by(s, "company", "name_extent") == ["fail"] and "JIAWEI HOUSE" in s[0].detail
+    whole = _receipt({"company": "RESTAURANT JIAWEI JIAWEI HOUSE"}, {"company": _span(wrapped, "company", 0, 1)}, wrapped)
+    assert N.name_extent(whole) == []                         # the block ends at the address
+    doc = page_doc(RECEIPT_PAGE)                              # a legal form ends the name; a line above is left alone
+    legal = _receipt({"company": "TK DIVISION KITCHEN SDN BHD"},
+                     {"company": at(doc, "company", "TK DIVISION KITCHEN SDN BHD")}, doc)
+    assert N.name_extent(legal) == []
+    for under in ("(CO.REG : 933109-X)", "TEL: 03-9285 6000", "z. Hd. Katrin Neumann", "CAWANGAN SERI", "TAX INVOICE",
+                  "THANK YOU PLEASE COME AGAIN"):
+        d = page_doc([(50, 40, "WARUNG PAK ALI"), (50, 52, under)])
+        c = _receipt({"company": "WARUNG PAK ALI"}, {"company": at(d, "company", "WARUNG PAK ALI")}, d)
+        assert N.name_extent(c) == [], under                  # a number, contact, attention, branch, title, sentence
+
+
 @pytest.mark.parametrize("name,fails", [
     ("PRALOTECH SERVICIOS SL PRANOTEX SA", True),             # a brand line joined to the company
     ("Prae S.L.U. Durixvis SA", True),

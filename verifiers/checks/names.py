@@ -11,6 +11,9 @@ person printed beside it.
                       them ("PRALOTECH SERVICIOS SL PRANOTEX SA": a brand or parent line joined to the
                       company under it) fail; a form that continues another ("GmbH & Co. KG",
                       "SDN BHD") does not count twice. Only fails
+    name_extent       a name without a legal form whose block goes on, right below it, with a
+                      line that reads as (part of) a name ("RESTAURANT JIAWEI" over "JIAWEI
+                      HOUSE"): the name was cut short. Only fails; a line above is left alone
 
 Legal forms are those of the data's countries and languages (`LEGAL_FORMS`), matched as whole
 words after folding; positions from the value's evidence and the parsed document.
@@ -19,15 +22,16 @@ from __future__ import annotations
 
 import re
 
-from docassay.verifiers.checks.extent import field_lines
+from docassay.verifiers.checks.extent import field_lines, line_next_to
 from docassay.verifiers.checks.fields import roles_of
 from docassay.verifiers.checks.page import compact
+from docassay.verifiers.checks.plausibility import address_verdict, name_verdict
 from docassay.verifiers.checks.signal import Signal
 from docassay.verifiers.checks.values import text
-from docassay.verifiers.checks.vocabulary import fold
+from docassay.verifiers.checks.vocabulary import fold, is_legal_line, meanings_in
 from docassay.verifiers.context import VerifyContext
 
-__all__ = ["name_legal_form", "name_one_company", "has_legal_form", "LEGAL_FORMS", "NAME_BLOCK_EMS", "CHECKS"]
+__all__ = ["name_legal_form", "name_one_company", "name_extent", "name_like_line", "has_legal_form", "LEGAL_FORMS", "NAME_BLOCK_EMS", "CHECKS"]
 
 NAME_BLOCK_EMS = 3.5          # a line this many line heights from the name's still belongs to its block
 LEGAL_FORMS = (
@@ -110,4 +114,46 @@ def name_one_company(ctx: VerifyContext) -> list[Signal]:
     return out
 
 
-CHECKS = (("name_legal_form", name_legal_form), ("name_one_company", name_one_company))
+_WORD = re.compile(r"[^\W\d_]{2,}")
+# An attention line ("z. Hd. Katrin Neumann", "T.a.v.", "Attn:", "c/o") or a branch's line ("CAWANGAN
+# SERI", "Filiale Nord", "MARKT GARTENRING"), folded: printed under a name, not part of it.
+_NOT_THE_NAME = re.compile(r"^(?:z\s?hd?|zhd|attn|att|attention|tav|t a v|c o|a l attention|a la atencion|"
+                           r"cawangan|branch|filiale|filiaal|markt|sucursal|succursale|outlet)\b")
+
+
+def name_like_line(t: str) -> bool:
+    """A printed line that could be (part of) a party's name: words, no digit, not an address,
+    not a label, title, sentence, contact detail or legal-form line on its own."""
+    s = t.strip()
+    if any(ch.isdigit() for ch in s) or not _WORD.search(s) or address_verdict(s)[0] == "pass" or is_legal_line(s):
+        return False
+    if meanings_in(s) or _NOT_THE_NAME.match(fold(s)):
+        return False
+    v = name_verdict(s)
+    return v is None or v[0] == "pass"
+
+
+def name_extent(ctx: VerifyContext) -> list[Signal]:
+    """A party's name without a legal form whose printed block goes on with another name-like
+    line right below it (same column, tightly spaced) holds too little: a name wrapped over two
+    lines ("RESTAURANT JIAWEI" over "JIAWEI HOUSE"), a brand over the legal name ("TIENDA
+    BENITO" over "RICHARD SASU"). Fail. Only fails; a line above a name is left alone (a brand
+    printed over the legal name is as often right under the shop's name as it is wrong)."""
+    out = []
+    for f, role in roles_of(ctx.schema).by_field.items():
+        v = text(ctx.record.get(f))
+        if role not in _PARTY_NAMES or v is None or has_legal_form(v):
+            continue
+        found = field_lines(ctx, f)
+        if found is None:
+            continue
+        page, mine = found
+        j = line_next_to(page, mine[-1], +1)
+        t = str(getattr(page.lines[j], "text", "") or "") if j is not None else None
+        if t and compact(t) not in compact(v) and name_like_line(t):
+            out.append(Signal(f, "name_extent", "fail",
+                              f"the line below, {t[:40]!r}, goes on with the name"))
+    return out
+
+
+CHECKS = (("name_legal_form", name_legal_form), ("name_one_company", name_one_company), ("name_extent", name_extent))

@@ -154,7 +154,7 @@ _TITLE_FIRST = re.compile(r"^(?:tax\s+)?(?:factura|invoice|rechnung|facture|fact
                           r"kassenbon|kassabon|ticket|avoir|gutschrift|credit\s+note|creditnota|nota\s+de\s+credito)\b")
 
 
-def _name_verdict(v: str, reads_as: str | None = None) -> tuple[Outcome, str] | None:
+def name_verdict(v: str, reads_as: str | None = None) -> tuple[Outcome, str] | None:
     s = v.strip()
     f = fold(s)
     if reads_as:
@@ -202,7 +202,7 @@ def name_shape(ctx: VerifyContext) -> list[Signal]:
         if v is None:
             continue
         ev = (ctx.evidence or {}).get(f)
-        verdict = _name_verdict(v, getattr(ev, "reads_as", None))
+        verdict = name_verdict(v, getattr(ev, "reads_as", None))
         if role == "seller_name" and _TITLE.match(v) and not _LEGAL.search(fold(v)):
             verdict = ("fail", "is a person addressed by title (a customer or cashier), not the issuer")
         if verdict:
