@@ -40,7 +40,8 @@ def test_tax_share():
     ("info@lieferant.de", "fail"), ("BANDAR BARU PERMAS JAYA", "fail"), ("HOME MASTER HARDWARE &", "fail"),
     ("& de Jong B.V.", "fail"), ("Smit & de Jong B.V.", "pass"), ("GOODS SOLD ARE NOT RETURNABLE", "fail"),
     ("KING'S CONFECTIONERY S/B 273500-U", "fail"), ("Factura comercial", "fail"), ("TAX INVOICE", "fail"),
-    ("Invoice Solutions Ltd", "pass")])
+    ("Invoice Solutions Ltd", "pass"), ("Frisch vom Bäcker Borinova SA", "fail"), ("Su tienda de barrio", "fail"),
+    ("LA QUALITÉ AU QUOTIDIEN ROSIASTEIN NV", "fail"), ("Unser Zeichen", "fail"), ("Vos & Meijer B.V.", "pass")])
 def test_name_shape(value, outcome):
     assert by(P.name_shape(ctx(dict(GOOD, buyer_name=value))), "buyer_name", "name_shape") == [outcome]
 

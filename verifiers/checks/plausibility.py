@@ -66,6 +66,13 @@ _SENTENCE = frozenset(fold(w) for w in (
     "thank", "thanks", "you", "your", "please", "is", "are", "not", "was", "were", "we", "our", "will", "welcome",
     "danke", "vielen", "bitte", "ihr", "ihre", "wir", "merci", "votre", "nous", "bedankt", "uw", "wij",
     "terima", "kasih", "sila", "anda", "selamat"))
+# Words of a slogan or an address to the reader that no company's name holds: a possessive ("su tienda de
+# barrio", "Unser Zeichen", "your"), a contracted article-preposition ("Frisch vom Bäcker", "la qualité au
+# quotidien"), folded.
+_PHRASE = frozenset(fold(w) for w in (
+    "your", "our", "ihr", "ihre", "unser", "unsere", "uw", "onze", "jouw", "votre", "vos", "notre", "nos", "su", "sus",
+    "tu", "vuestro", "nuestro", "nuestra", "vom", "zum", "zur", "au", "aux", "del"))
+_PHRASE_KEEP = frozenset({"vos", "del"})   # surnames too ("Vos & Meijer", "Del Monte"): only with another phrase word
 _LABEL_VALUE = re.compile(r"^[^\W\d_][^:]{0,24}?\s*:\s*\S")
 _SHORT_LABEL_VALUE = re.compile(r"^[^\W\d_][^:]{0,24}?\s*:\s*\S.{0,12}$")
 _TIME = re.compile(r"\b\d{1,2}:\d{2}(?::\d{2})?\b")
@@ -167,6 +174,9 @@ def name_verdict(v: str, reads_as: str | None = None) -> tuple[Outcome, str] | N
         return "fail", "is a fragment (starts or ends with a connector: the name goes on on another line)"
     if sum(w in _SENTENCE for w in f.split()) >= 2:
         return "fail", "reads as a sentence, not a name"
+    phrase = [w for w in f.split() if w in _PHRASE]
+    if phrase and (len(phrase) >= 2 or phrase[0] not in _PHRASE_KEEP):
+        return "fail", f"reads as a slogan or phrase ({phrase[0]!r}), not a name"
     if _REG_NO.search(s):
         return "fail", "carries a registration number"
     if _CONTACT.search(s):
