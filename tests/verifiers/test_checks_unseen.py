@@ -263,8 +263,29 @@ def test_party_printed_says_nothing_for_a_delivery_name_printed_once_or_not_over
     assert P.party_printed(ctx(rec, doc=page_doc(banked))) == []
     # the seller's own name under the delivery heading, or a buyer that is read
     seller = [line if line[1] != 172 else (50, 172, "Software Meijer B.V.") for line in _DELIVERED]
-    assert P.party_printed(ctx(rec, doc=page_doc(seller))) == []
+    assert not [s for s in P.party_printed(ctx(rec, doc=page_doc(seller))) if "delivery block's name" in s.detail]
     assert P.party_printed(ctx(dict(rec, buyer_name="Femke Bakker"), doc=page_doc(_DELIVERED))) == []
+
+
+def test_party_printed_a_private_buyer_over_an_address():
+    # a person's name over a street and town, without a caption, under the seller's name
+    rec = {k: v for k, v in dict(GOOD, seller_name="Baker Software Pty Ltd").items() if k != "buyer_name"}
+    lines = [(50, 40, "Baker Software Pty Ltd"), (330, 46, "Commercial Invoice"), (50, 64, "Emma Smith"),
+             (330, 64, "Invoice ID:"), (50, 76, "240 Victoria Drive"), (330, 76, "FAC-72983836"),
+             (50, 88, "Sydney NSW 9857"), (50, 160, "Description Qty Price"), (50, 300, "Total 131.22")]
+    s = P.party_printed(ctx(rec, doc=page_doc(lines)))
+    assert by(s, "buyer_name", "party_printed") == ["fail"] and "Emma Smith" in s[0].detail
+    # the seller's own name, a contact line, a person under a bank heading, in the page's lower half, or no address
+    for change in ({64: (50, 64, "Baker Software")}, {64: (50, 64, "Tel. 020 123 4567")},
+                   {52: (50, 52, "Bank account:")}, {76: (50, 76, "Training session"), 88: (50, 88, "2 hrs 60.86")}):
+        other = sorted([ln for ln in lines if ln[1] not in change] + list(change.values()), key=lambda ln: (ln[1], ln[0]))
+        if 52 in change:
+            other = [ln for ln in other if ln[1] != 40]
+        assert by(P.party_printed(ctx(rec, doc=page_doc(other))), "buyer_name", "party_printed") == [], change
+    low = [ln if ln[1] not in (64, 76, 88) else (ln[0], ln[1] + 200, ln[2]) for ln in lines] + [(50, 400, "Page 1/1")]
+    assert by(P.party_printed(ctx(rec, doc=page_doc(sorted(low, key=lambda ln: (ln[1], ln[0]))))), "buyer_name",
+              "party_printed") == []
+    assert P.party_printed(ctx(dict(rec, buyer_name="Emma Smith"), doc=page_doc(lines))) == []
 
 
 @pytest.mark.parametrize("check", [X.id_extent, L.name_label_prefix, P.label_printed, P.party_printed, P.address_printed])

@@ -31,13 +31,18 @@
                     caption, "Juniatex Trading LLP" over "182 Queen Road"); for the buyer also
                     the name heading the delivery block ("Deliver to:" / "Femke Bakker", a
                     person's name has no legal form) printed over another address too, in no
-                    delivery, seller, bank or contact block (the buyer's own uncaptioned block).
-                    Nothing when no such block is printed.
+                    delivery, seller, bank or contact block (the buyer's own uncaptioned block);
+                    and for the buyer a person's name ("Emma Smith": two to four capitalised
+                    words, no figure, no legal form, no label) heading an address in the top half
+                    of the first page, in no delivery, seller, bank or contact block, and not the
+                    seller's name (a private customer's block). Nothing when no such block is
+                    printed.
 
 A missing optional value is not an error of the record, so no gate holds it; this check is the
 evidence that the record is incomplete. What it does with it is the decision's
-(verifiers.confidence.decision, `missing_printed`): by default (`report`) the signal is shown in
-the row and the record may pass; `review` sends the record to review with the field named.
+(verifiers.confidence.decision, `missing_printed`): by default (`confirm`) the record goes to
+review with the field named unless the format's trusted history confirms the absence; `review`
+always sends it; `report` shows the signal in the row and lets the record pass.
 """
 from __future__ import annotations
 
@@ -169,9 +174,9 @@ def _label_over_value(document: Any, role: str) -> Iterator[tuple[int, int, str,
 
 
 # "36 Chapel Close": a house number, then the street's words (a street word list never has them all);
-# "Beukenkade 194", "Am Anger 3a": the street's words, then the house number
+# "Beukenkade 194", "Am Anger 3a", "Paseo Mayor, 119": the street's words, then the house number
 _HOUSE_AND_STREET = re.compile(r"^\d{1,4}[a-z]?\s+[^\W\d_]{2,}(?:\s+[^\W\d_]{2,})+$")
-_STREET_AND_HOUSE = re.compile(r"^[^\W\d_]{2,}(?:[\s-][^\W\d_]{2,}){0,3}\s+\d{1,4}[a-z]?$")
+_STREET_AND_HOUSE = re.compile(r"^[^\W\d_]{2,}(?:[\s-][^\W\d_]{2,}){0,3},?\s+\d{1,4}[a-z]?$")
 
 
 def _address_start(text: str) -> bool:
@@ -213,7 +218,65 @@ def party_printed(ctx: VerifyContext) -> list[Signal]:
                                   f"empty, but page 1 prints {name[:40]!r}, the delivery block's name, over the "
                                   f"address {addr[:40]!r} outside a delivery, seller, bank or contact block "
                                   f"(line {li + 1})"))
+                found = True
+        if not found and role == "buyer_name" and pages:
+            hit = next(_person_blocks(pages[0], other_f), None)
+            if hit is not None:
+                li, name, addr = hit
+                out.append(Signal(f, "party_printed", "fail",
+                                  f"empty, but page 1 prints {name[:40]!r}, a person's name, over the address "
+                                  f"{addr[:40]!r} outside a delivery, seller, bank or contact block (line {li + 1})"))
     return out
+
+
+# Name particles and forms of address a person's name may hold in lower case or abbreviated.
+_PARTICLES = frozenset({"van", "de", "der", "den", "von", "da", "di", "du", "la", "le", "del", "y", "e", "el", "ten",
+                        "ter", "zu"})
+_ADDRESS = re.compile(r"^(?:mr|mrs|ms|miss|dr|herr|frau|mme|mlle|m|dhr|mevr|sr|sra|d|dna)\.?$", re.IGNORECASE)
+
+
+def _person_name(t: str) -> bool:
+    """Two to four words, at least two of them capitalised ("Emma Smith", "Daan de Vries",
+    "Dhr. Jan Bos"), no figure, no legal form and no label."""
+    words = t.split()
+    if not 2 <= len(words) <= 4 or _DIGIT.search(t) or has_legal_form(t) or meanings_in(t):
+        return False
+    named = 0
+    for w in words:
+        if w.lower() in _PARTICLES or _ADDRESS.match(w):
+            continue
+        if not (w[0].isupper() and w[1:].islower() and w.replace("-", "").replace("'", "").isalpha()):
+            return False
+        named += 1
+    return named >= 2
+
+
+def _person_blocks(page: Any, seller_f: str) -> Iterator[tuple[int, str, str]]:
+    """(line index, name, address) of each cell in the top half of `page` that prints a person's
+    name over an address (one of the next two lines of its column), in no delivery, seller, bank
+    or contact block, that is not the seller's name (`seller_f`, folded)."""
+    lines = getattr(page, "lines", None) or []
+    boxes = [b for b in (getattr(ln, "bbox", None) for ln in lines) if b is not None]
+    if not boxes:
+        return
+    half = max(b.y1 for b in boxes) / 2
+    for li in range(len(lines) - 1):
+        b = getattr(lines[li], "bbox", None)
+        if b is None or b.y0 > half:
+            continue
+        for x0, x1, t in _cells(page, li):
+            ft = fold(t)
+            if not _person_name(t.strip()) or (seller_f and (ft in seller_f or seller_f in ft)):
+                continue
+            below = [c for lj in range(li + 1, min(li + 5, len(lines))) for c in _cells(page, lj)
+                     if min(c[1], x1) - max(c[0], x0) > 0]      # lines of another column may come between
+            addr = next((c[2] for c in below[:2] if _address_start(c[2])), None)
+            if addr is None:
+                continue
+            h = heading_above(Place(page, li, float(x0), float(x1), "", "", t))
+            if h is not None and h[0] in _NOT_THE_BUYERS_BLOCK:
+                continue
+            yield li, t, addr
 
 
 def _delivery_name_elsewhere(document: Any, other_f: str) -> Iterator[tuple[int, str, str]]:
