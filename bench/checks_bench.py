@@ -74,6 +74,14 @@ def _snapshot(ctx: VerifyContext) -> VerifyContext:
     return replace(ctx, conn=None, rules=[], history=hist if ctx.history is not None else None)
 
 
+def _keeps(verified: Any, row: Any) -> bool:
+    """The row's record is the verified one with some values left out (an accepted record drops
+    its doubtful optional values): every value the row keeps is the verified one."""
+    if not isinstance(verified, dict) or not isinstance(row, dict):
+        return False
+    return all(v in (None, "", []) or verified.get(k) == v for k, v in row.items())
+
+
 def capture(set_name: str, docs: list[BenchDoc], scratch: Path, generator: str) -> list[Captured]:
     """Run `docs` as a first batch with the pipeline's verification tapped."""
     import docassay.flows.verification as fv
@@ -106,7 +114,8 @@ def capture(set_name: str, docs: list[BenchDoc], scratch: Path, generator: str) 
             fv.verify = real_verify
     out = []
     for d, r in zip(docs, rows):
-        final = [c for c in seen.get(r.source, []) if c.record == r.record]
+        tried = seen.get(r.source, [])
+        final = [c for c in tried if c.record == r.record] or [c for c in tried if _keeps(c.record, r.record)]
         out.append(Captured(set_name, d.doc_id, r.status, d.truth, final[-1] if final else None))
     return out
 

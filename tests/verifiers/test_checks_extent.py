@@ -95,6 +95,23 @@ def test_name_legal_form():
         assert by(N.name_legal_form(_receipt({"company": only}, {}, doc)), "company", "name_legal_form") == ["fail"], only
 
 
+def test_name_joined():
+    doc = page_doc([(50, 40, "Frisch vom Bäcker"), (50, 52, "Borinova SA"), (50, 64, "Hauptstrasse 12"),
+                    (50, 76, "8001 Zürich")])
+    s = N.name_joined(_receipt({"company": "Frisch vom Bäcker Borinova SA"}, {"company": _span(doc, "company", 0, 1)}, doc))
+    assert by(s, "company", "name_joined") == ["fail"] and "Borinova SA" in s[0].detail
+    assert N.name_joined(_receipt({"company": "Borinova SA"}, {"company": at(doc, "company", "Borinova SA")}, doc)) == []
+    for top, bottom in (("POPULAR BOOK", "CO. (M) SDN BHD"),          # the last line names nothing by itself
+                        ("LIAN CHI PU TIAN VEGETARIAN", "RESTAURANT SDN BHD"),
+                        ("Ruiz &", "Zenendale Servicios SA"),         # a wrapped name: a connector
+                        ("THE COFFEE BEAN", "& TEA LEAF (M) SDN. BHD."),
+                        ("AIK HUAT HARDWARE ENTERPRISE (SETIA", "ALAM) SDN BHD"),
+                        ("Kunde GmbH", "Muster AG")):                  # two forms: name_one_company's
+        d = page_doc([(50, 40, top), (50, 52, bottom), (50, 64, "NO 3 JALAN BUNGA")])
+        c = _receipt({"company": f"{top} {bottom}"}, {"company": _span(d, "company", 0, 1)}, d)
+        assert N.name_joined(c) == [], top
+
+
 def test_name_extent():
     wrapped = page_doc([(50, 40, "RESTAURANT JIAWEI"), (50, 52, "JIAWEI HOUSE"), (50, 64, "NO 3 JALAN BUNGA"),
                         (50, 76, "55100 KUALA LUMPUR")])

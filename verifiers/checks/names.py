@@ -11,6 +11,10 @@ person printed beside it.
                       them ("PRALOTECH SERVICIOS SL PRANOTEX SA": a brand or parent line joined to the
                       company under it) fail; a form that continues another ("GmbH & Co. KG",
                       "SDN BHD") does not count twice. Only fails
+    name_joined       a name read over several lines whose last line is a whole company by itself
+                      (a legal form and a naming word) while the lines before hold no legal form
+                      and are no piece of a wrapped name ("Frisch vom Bäcker" over "Borinova
+                      SA"): a slogan or brand line joined to the company. Only fails
     name_extent       a name without a legal form whose block goes on, right below it, with a
                       line that reads as (part of) a name ("RESTAURANT JIAWEI" over "JIAWEI
                       HOUSE"): the name was cut short. Only fails; a line above is left alone
@@ -25,13 +29,13 @@ import re
 from docassay.verifiers.checks.extent import field_lines, line_next_to
 from docassay.verifiers.checks.fields import roles_of
 from docassay.verifiers.checks.page import compact
-from docassay.verifiers.checks.plausibility import address_verdict, name_verdict
+from docassay.verifiers.checks.plausibility import FORM_OR_TRADE, address_verdict, is_fragment, name_verdict
 from docassay.verifiers.checks.signal import Signal
 from docassay.verifiers.checks.values import text
 from docassay.verifiers.checks.vocabulary import fold, is_legal_line, meanings_in
 from docassay.verifiers.context import VerifyContext
 
-__all__ = ["name_legal_form", "name_one_company", "name_extent", "name_like_line", "has_legal_form", "LEGAL_FORMS", "NAME_BLOCK_EMS", "CHECKS"]
+__all__ = ["name_legal_form", "name_one_company", "name_extent", "name_joined", "name_like_line", "has_legal_form", "LEGAL_FORMS", "NAME_BLOCK_EMS", "CHECKS"]
 
 NAME_BLOCK_EMS = 3.5          # a line this many line heights from the name's still belongs to its block
 LEGAL_FORMS = (
@@ -156,4 +160,41 @@ def name_extent(ctx: VerifyContext) -> list[Signal]:
     return out
 
 
-CHECKS = (("name_legal_form", name_legal_form), ("name_one_company", name_one_company), ("name_extent", name_extent))
+def _naming_words(t: str) -> list[str]:
+    """The words of `t` that name something: not legal forms or trade words, three letters or more."""
+    rest = FORM_OR_TRADE.sub(" ", _FORM.sub(" ", _folded(t)))
+    return [w for w in rest.split() if sum(ch.isalpha() for ch in w) >= MIN_NAME_WORD_LETTERS]
+
+
+def name_joined(ctx: VerifyContext) -> list[Signal]:
+    """A name read over several printed lines whose last line is a whole company on its own (a
+    legal form and a word that names it: "Borinova SA") while the lines before it hold no legal
+    form and neither end nor begin a wrapped name (no connector, no open bracket, no label):
+    a slogan or brand line joined to the company under it ("Frisch vom Bäcker" over "Borinova
+    SA"). Fail. Only fails; a name wrapped mid-way ("POPULAR BOOK" over "CO. (M) SDN BHD", whose
+    last line names nothing by itself) is left alone."""
+    out = []
+    for f, role in roles_of(ctx.schema).by_field.items():
+        v = text(ctx.record.get(f))
+        if role not in _PARTY_NAMES or v is None:
+            continue
+        found = field_lines(ctx, f)
+        if found is None or len(found[1]) < 2:
+            continue
+        page, mine = found
+        parts = [str(getattr(page.lines[i], "text", "") or "").strip() for i in mine]
+        last, before = parts[-1], " ".join(parts[:-1])
+        value_c = compact(v)
+        if not before or compact(before) not in value_c or compact(last) not in value_c:
+            continue
+        if not has_legal_form(last) or has_legal_form(before) or not _naming_words(last):
+            continue
+        if is_fragment(last) or is_fragment(before) or ":" in last or ":" in before:
+            continue
+        out.append(Signal(f, "name_joined", "fail",
+                          f"{before[:40]!r} is joined to {last[:40]!r}, a whole company printed under it"))
+    return out
+
+
+CHECKS = (("name_legal_form", name_legal_form), ("name_one_company", name_one_company), ("name_extent", name_extent),
+          ("name_joined", name_joined))

@@ -32,7 +32,7 @@ from docassay.verifiers.checks.vocabulary import fold
 from docassay.verifiers.context import VerifyContext
 
 __all__ = ["date_range", "due_after_issue", "tax_share", "name_shape", "address_shape", "address_verdict",
-           "amount_format",
+           "amount_format", "name_verdict", "is_fragment", "FORM_OR_TRADE",
            "number_shape", "CHECKS",
            "EARLIEST_YEAR", "LATEST_AHEAD_DAYS", "MAX_TERM_DAYS", "MAX_TAX_SHARE", "today"]
 
@@ -46,6 +46,7 @@ today: Callable[[], date] = date.today      # replaceable in tests
 _LEGAL = re.compile(r"\b(gmbh|ag|kg|ohg|gbr|ug|e\s?k|e\s?v|ltd|limited|llc|llp|inc|corp|corporation|co|"
                     r"company|plc|pty|sa|sas|sarl|sprl|srl|spa|bv|nv|vof|aps|sdn\s?bhd|bhd|"
                     r"enterprise|enterprises|trading|berhad|restaurant|restoran|store|mart|shop)\b")
+FORM_OR_TRADE = _LEGAL         # a legal form or a trade word ("trading", "restaurant"), folded: not what names a company
 _POSTCODE_TOWN = re.compile(r"^(?:[A-Z]{1,2}[- ]?)?\d{4,5}\s+[^\W\d_]{2,}", re.UNICODE)
 _STREET = re.compile(r"(?:stra(?:ss|ß)e|str\.|street|st\.|road|rd\.?|avenue|ave\.?|weg|gasse|platz|allee|laan|"
                      r"straat|rue|jalan|jln\.?|lorong|boulevard|blvd)\s*\d+\w?\b|^\d+\w?\s+\w+\s+"
@@ -61,6 +62,15 @@ _REG_NO = re.compile(r"\(\s*(?:co\.?\s*(?:no|reg)\.?\s*:?\s*)?\d{3,}[-\s]?[A-Z]?
                      re.IGNORECASE)
 _CONNECTOR = re.compile(r"^(?:&|\+|-|,|and\b|und\b|et\b|en\b|dan\b)|(?:&|\+|-|,|\band|\bund|\bet|\ben|\bdan|\bof)$",
                         re.IGNORECASE)
+
+
+def is_fragment(t: str) -> bool:
+    """A piece of a longer name: an unbalanced bracket, or a connector at the start or the end
+    ("HOME MASTER HARDWARE &", "& TEA LEAF (M) SDN. BHD.")."""
+    s = t.strip()
+    return s.count("(") != s.count(")") or bool(_CONNECTOR.search(s))
+
+
 # Words of sentences, not of names: a greeting or a notice read as a name ("GOODS SOLD ARE NOT RETURNABLE").
 _SENTENCE = frozenset(fold(w) for w in (
     "thank", "thanks", "you", "your", "please", "is", "are", "not", "was", "were", "we", "our", "will", "welcome",
