@@ -103,6 +103,7 @@ def test_name_joined():
     assert N.name_joined(_receipt({"company": "Borinova SA"}, {"company": at(doc, "company", "Borinova SA")}, doc)) == []
     for top, bottom in (("POPULAR BOOK", "CO. (M) SDN BHD"),          # the last line names nothing by itself
                         ("LIAN CHI PU TIAN VEGETARIAN", "RESTAURANT SDN BHD"),
+                        ("PASAR RAYA MEGA MAJU", "(SEMENYIH) SDN BHD"),      # a branch in brackets
                         ("Ruiz &", "Zenendale Servicios SA"),         # a wrapped name: a connector
                         ("THE COFFEE BEAN", "& TEA LEAF (M) SDN. BHD."),
                         ("AIK HUAT HARDWARE ENTERPRISE (SETIA", "ALAM) SDN BHD"),

@@ -11,6 +11,9 @@ from tests.verifiers.checkkit import GOOD, RECEIPT, assert_conformant, at, by, c
 def test_longest_phrase_wins():
     assert [m for m, *_ in meanings_in("Due date")] == ["due_date"]
     assert {m for m, *_ in meanings_in("Liefer- und Leistungsdatum:")} == {"delivery_date"}
+    # a bare "date" after a date's cue completes that cue, it is no issue date of its own
+    assert [(m, p) for m, p, *_ in meanings_in("Payment due date:")] == [("due_date", "payment due date")]
+    assert [m for m, *_ in meanings_in("Invoice no Date")] == ["document_number", "issue_date"]
 
 
 def test_headings_and_labels():
@@ -46,6 +49,15 @@ def test_label_meaning_veto_on_the_line():
                       "due_date": at(doc, "due_date", "15.03.2018", label="Zahlbar bis")})
     s = L.label_meaning(c)
     assert by(s, "issue_date", "label_meaning") == ["fail"] and by(s, "due_date", "label_meaning") == ["fail"]
+
+
+@pytest.mark.parametrize("line,outcome", [("USt-IdNr. Kunde ATU97594706", "fail"), ("N° TVA client FR55191413590", "fail"),
+                                          ("USt-IdNr. ATU97594706", "pass")])
+def test_label_meaning_the_buyers_vat_id_is_not_the_sellers(line, outcome):
+    doc = page_doc([(50, 40, "Ihr Kontakt Sabine Fischer"), (300, 40, line)])
+    value = line.split()[-1]
+    c = ctx(dict(GOOD, seller_vat_id=value), doc=doc, evidence={"seller_vat_id": at(doc, "seller_vat_id", value)})
+    assert by(L.label_meaning(c), "seller_vat_id", "label_meaning") == [outcome]
 
 
 def test_label_meaning_from_the_anchor_label_when_nothing_is_left_of_the_value():

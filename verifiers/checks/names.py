@@ -161,8 +161,9 @@ def name_extent(ctx: VerifyContext) -> list[Signal]:
 
 
 def _naming_words(t: str) -> list[str]:
-    """The words of `t` that name something: not legal forms or trade words, three letters or more."""
-    rest = FORM_OR_TRADE.sub(" ", _FORM.sub(" ", _folded(t)))
+    """The words of `t` that name something: not legal forms or trade words, three letters or more,
+    outside brackets (a branch: "(SEMENYIH) SDN BHD" names nothing by itself)."""
+    rest = FORM_OR_TRADE.sub(" ", _FORM.sub(" ", _folded(re.sub(r"\([^)]*\)", " ", t))))
     return [w for w in rest.split() if sum(ch.isalpha() for ch in w) >= MIN_NAME_WORD_LETTERS]
 
 

@@ -222,8 +222,8 @@ RIVALS: dict[str, tuple[str, ...]] = {
     "net_total": tuple(m for m in _AMOUNTS if m != "net_total"),
     "tax_total": ("payment", "discount"),          # "MwSt" also labels net and gross lines ("inkl. MwSt")
     "gross_total": ("net_total", "tax_total", "payment", "discount"),
-    "seller_vat_id": tuple(m for m in _IDS if m != "vat_id"),
-    "buyer_vat_id": tuple(m for m in _IDS if m != "vat_id"),
+    "seller_vat_id": tuple(m for m in _IDS if m != "vat_id") + ("buyer",),     # "USt-IdNr. Kunde", "N° TVA client"
+    "buyer_vat_id": tuple(m for m in _IDS if m != "vat_id") + ("seller",),
     "document_number": tuple(m for m in _IDS if m != "document_number"),
     "seller_name": _NAMES + ("buyer",),
     "buyer_name": _NAMES + ("seller",),
@@ -294,11 +294,24 @@ def meanings_in(text: str) -> tuple[tuple[str, str, int, int], ...]:
                     best, best_len = [], len(pw)
                 best.append((p, m))
         if best:
-            out.extend((m, p, i, i + best_len) for p, m in best)
+            prev = out[-1] if out else None
+            if (prev is not None and prev[3] == i and best_len == 1 and words[i] in _BARE_DATE
+                    and all(m == "issue_date" for _, m in best) and prev[0] in _DATE_MEANINGS):
+                # "Payment due date", "Lieferdatum"-like: a bare "date" after a date's cue completes
+                # it ("payment due" + "date" is a due date, not an issue date)
+                keep = [t for t in out if t[3] == i]
+                del out[len(out) - len(keep):]
+                out.extend((m, f"{ph} {words[i]}", b, i + 1) for m, ph, b, _ in keep)
+            else:
+                out.extend((m, p, i, i + best_len) for p, m in best)
             i += best_len
         else:
             i += 1
     return tuple(out)
+
+
+_BARE_DATE = frozenset({"date", "datum", "fecha", "data", "tarikh"})
+_DATE_MEANINGS = frozenset({"due_date", "delivery_date", "order", "discount"})
 
 
 def heading_meaning(text: str) -> str | None:
