@@ -74,16 +74,15 @@ DEFAULT_MISSING_PRINTED = "confirm"
 INCOMPLETE_CHECKS = ("label_printed", "party_printed", "address_printed")   # fail signals on an empty field that make it needed
 DOUBT_CHECKS = ("other_document", "total_covers_subtotal", "total_last", "label_above", "label_across",
                 "seller_with_vat", "name_label_prefix", "final_net", "name_joined")
-"""Checks whose failure is near-certain evidence that a value is wrong (on dev-tune and synthetic
-seeds 0-3 none ever failed a right value: BENCHMARKS.md, issue 12 "values of another document"
-and "a passed receipt is right, second round"; the two column checks on dev-tune and seeds 0, 4,
-5, 6, 8, 9 and 10: "stacked labels"; `seller_with_vat` fails a pair of which one value is wrong,
-on 11 records of 11 over dev-tune and seeds 0-6, 8-10; `name_label_prefix` 21 of 21 fails on
-wrong names there, receipts included; `final_net` 37 of 37 on wrong net totals: "a VAT ID's
-block, a label before a name"; `name_joined` 1 of 1 over the captures, 2 of 2 on seed 12: "where a
-shop's name ends, a private buyer"): a
-present field with such a failing signal is `doubtful` at any target, its confidence capped at
-DOUBT_CAP, whatever the calibrator says (its weights see too few such examples to learn it)."""
+"""Checks whose failure is near-certain evidence that a value is wrong. Over the full captures
+of dev-tune and synthetic seeds 0-6, 8-10 (1,529 records; BENCHMARKS.md, issue 12 "where a shop's
+name ends, a private buyer"): `label_above` 11, `label_across` 3, `total_last` 12,
+`total_covers_subtotal` 5, `final_net` 40, `name_label_prefix` 32 and `name_joined` 3 fails, all
+on wrong values; `seller_with_vat` fails a pair of which one value is wrong (14 records of 14);
+`other_document` 35 wrong values and 3 right ones, each a date equal by chance to the date of the
+document its label names. A present field with such a failing signal is `doubtful` at any
+target, its confidence capped at DOUBT_CAP, whatever the calibrator says (its weights see too few
+such examples to learn it)."""
 DOUBT_CAP = 0.5
 
 
