@@ -100,3 +100,18 @@ def test_number_shape_a_page_counter_or_a_house_number():
 def test_conformance(name, check):
     doc = page_doc()
     assert_conformant(check, ctx(GOOD, doc=doc, evidence={"gross_total": at(doc, "gross_total", "562,87")}))
+
+
+@pytest.mark.parametrize("line,value,iso,fails", [
+    ("Periodo 01-02-2017 - 28-02-2017", "28-02-2017", "2017-02-28", True),
+    ("Periodo 01-02-2017 - 28-02-2017", "01-02-2017", "2017-02-01", True),
+    ("Leistungszeitraum 01.02.2017 bis 28.02.2017", "28.02.2017", "2017-02-28", True),
+    ("Période du 01/02/2017 au 28/02/2017", "01/02/2017", "2017-02-01", True),
+    ("Rechnungsdatum 05.03.2018", "05.03.2018", "2018-03-05", False),
+    ("Datum 05.03.2018 - Seite 1", "05.03.2018", "2018-03-05", False),   # a dash, but no date after it
+])
+def test_date_in_period(line, value, iso, fails):
+    doc = page_doc([(50, 40, line)])
+    c = ctx(dict(GOOD, issue_date=iso), doc=doc, evidence={"issue_date": at(doc, "issue_date", value)})
+    assert by(P.date_in_period(c), "issue_date", "date_in_period") == (["fail"] if fails else [])
+

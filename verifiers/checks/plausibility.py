@@ -15,6 +15,9 @@
     amount_format     an amount was read from a figure printed with cents where the document
                       prints its amounts with cents (a bare "6" beside "15.90" is a quantity)
     number_shape      a document number holds a digit and is one short token run (no sentence)
+    date_in_period    an issue or due date printed as one end of a period ("01-02-2017 -
+                      28-02-2017", "du 01/02/2017 au 28/02/2017", "01.02.2017 bis 28.02.2017") is
+                      the period's bound, not the document's date: fail. Only fails
 
 Fields by role (verifiers.checks.fields).
 """
@@ -33,7 +36,7 @@ from docassay.verifiers.context import VerifyContext
 
 __all__ = ["date_range", "due_after_issue", "tax_share", "name_shape", "address_shape", "address_verdict",
            "amount_format", "name_verdict", "is_fragment", "FORM_OR_TRADE",
-           "number_shape", "CHECKS",
+           "number_shape", "date_in_period", "CHECKS",
            "EARLIEST_YEAR", "LATEST_AHEAD_DAYS", "MAX_TERM_DAYS", "MAX_TAX_SHARE", "today"]
 
 EARLIEST_YEAR = 1990            # no business document of interest is older
@@ -334,6 +337,26 @@ def number_shape(ctx: VerifyContext) -> list[Signal]:
     return out
 
 
+_A_DATE = r"(?:\d{1,2}[./-]\d{1,2}[./-]\d{2,4}|\d{4}-\d{2}-\d{2})"
+_RANGE_WORD = r"(?:-|–|—|bis|to|till|until|au|al|a|tot|t/m|hasta|sampai|hingga)"
+_PERIOD_AFTER = re.compile(r"^\s*" + _RANGE_WORD + r"\s*" + _A_DATE + r"(?![\d])", re.IGNORECASE)
+_PERIOD_BEFORE = re.compile(r"(?<![\d])" + _A_DATE + r"\s*" + _RANGE_WORD + r"\s*$", re.IGNORECASE)
+
+
+def date_in_period(ctx: VerifyContext) -> list[Signal]:
+    out = []
+    for f, role in roles_of(ctx.schema).by_field.items():
+        if role not in ("issue_date", "due_date") or ctx.record.get(f) in (None, ""):
+            continue
+        p = place(ctx, f)
+        if p is None:
+            continue
+        if _PERIOD_AFTER.match(p.right) or _PERIOD_BEFORE.search(p.left):
+            out.append(Signal(f, "date_in_period", "fail",
+                              f"printed as one end of a period in {p.text.strip()[:60]!r}, not the document's date"))
+    return out
+
+
 CHECKS = (("date_range", date_range), ("due_after_issue", due_after_issue), ("tax_share", tax_share),
           ("name_shape", name_shape), ("address_shape", address_shape), ("amount_format", amount_format),
-          ("number_shape", number_shape))
+          ("number_shape", number_shape), ("date_in_period", date_in_period))
