@@ -40,6 +40,19 @@ def test_label_above_contradicts_a_rival_label():
     assert "Fecha operación" in next(x.detail for x in s if x.field == "issue_date")
 
 
+def test_label_above_a_vat_id_under_the_other_partys_label():
+    rows = [(50, 100, "Date de livraison"), (300, 100, "N° TVA client"), (50, 112, "16-09-2022"), (300, 112, "FR47900544217"),
+            (50, 140, "TVA intracom."), (50, 152, "FR58904900481")]
+    doc = make_doc(rows, source="t.pdf")
+    theirs = ctx(dict(GOOD, seller_vat_id="FR47900544217"), doc=doc,
+                 evidence={"seller_vat_id": at(doc, "seller_vat_id", "FR47900544217")})
+    s = C.label_above(theirs)
+    assert by(s, "seller_vat_id", "label_above") == ["fail"] and "client" in s[0].detail
+    mine = ctx(dict(GOOD, seller_vat_id="FR58904900481"), doc=doc,
+               evidence={"seller_vat_id": at(doc, "seller_vat_id", "FR58904900481")})
+    assert by(C.label_above(mine), "seller_vat_id", "label_above") == []     # its own label: no pass for VAT IDs
+
+
 def test_label_above_keeps_a_value_also_printed_under_its_own_label():
     # the issue date equals the shipping date: read under "Fecha de envío:", printed under
     # "Fecha expedición:" too (stacked, or beside the label on its line)

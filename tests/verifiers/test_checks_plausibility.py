@@ -86,12 +86,14 @@ def test_number_shape():
               "invoice_number", "number_shape") == ["fail"]
 
 
-def test_number_shape_a_page_counter_or_a_house_number():
+def test_number_shape_a_page_counter_a_house_number_or_a_postcode():
     from tests.builders import make_doc
-    one = make_doc([(500, 20, "1/1"), (50, 60, "Zuidweg 235"), (50, 72, "Nummer: 29361")])
+    one = make_doc([(500, 20, "1/1"), (50, 60, "Zuidweg 235"), (50, 72, "Nummer: 29361"), (50, 84, "3405 Namur"),
+                    (50, 96, "Factuur 40217")])
     two = make_doc([(500, 20, "1/1")], [(500, 20, "2/2")])
     for doc, value, printed, want in ((one, "1/1", "1/1", "fail"), (two, "1/1", "1/1", "pass"),
-                                      (one, "235", "235", "fail"), (one, "29361", "29361", "pass")):
+                                      (one, "235", "235", "fail"), (one, "29361", "29361", "pass"),
+                                      (one, "3405", "3405", "fail"), (one, "40217", "40217", "pass")):
         c = ctx(dict(GOOD, invoice_number=value), doc=doc, evidence={"invoice_number": at(doc, "invoice_number", printed)})
         assert by(P.number_shape(c), "invoice_number", "number_shape") == [want], (value, len(doc.pages))
 

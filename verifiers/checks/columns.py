@@ -9,7 +9,9 @@
                     same text is printed elsewhere on the page with a label of this field (an
                     issue date equal to the delivery date);
                     a reference to an invoice ("Réf. facture") over a number is no fail (an
-                    invoice's own number, or on a credit note the credited one's: `other_document`)
+                    invoice's own number, or on a credit note the credited one's: `other_document`);
+                    a VAT ID under the other party's VAT label ("N° TVA client" over the seller's
+                    VAT ID): fail (no pass for VAT IDs)
     label_across    a date or a document number read to the right of its label across a column
                     gap (at least GAP_EMS line heights of white space), while the line tightly
                     below that label, in the label's column, prints a value of the field's kind
@@ -35,6 +37,8 @@ from docassay.verifiers.context import VerifyContext
 __all__ = ["label_above", "label_across", "GAP_EMS", "CHECKS"]
 
 _ROLES = ("document_number", "issue_date", "due_date", "delivery_date")
+_VAT_ROLES = ("seller_vat_id", "buyer_vat_id")     # label_above: only the other party's label over it fails
+_OTHER_PARTY = {"seller_vat_id": "buyer", "buyer_vat_id": "seller"}
 GAP_EMS = 6.0           # white space between a label and a value, in line heights, that makes two columns
 _TIGHT_EMS = 1.2        # the most white space between a label's line and its value's line (stacked)
 _CELL_EMS = 1.5         # a gap wider than this between two words of a line separates two cells
@@ -104,10 +108,10 @@ def _means_field(role: str, label: str) -> bool:
     return (_judge(role, label) or ("", ""))[0] == "pass"
 
 
-def _placed(ctx: VerifyContext) -> Iterator[tuple[str, str, Place]]:
-    """(field, role, place) for each present date or document number whose place is known."""
+def _placed(ctx: VerifyContext, roles: tuple[str, ...] = _ROLES) -> Iterator[tuple[str, str, Place]]:
+    """(field, role, place) for each present field of `roles` (dates, document numbers) whose place is known."""
     for f, role in roles_of(ctx.schema).by_field.items():
-        if role in _ROLES and ctx.record.get(f) not in (None, ""):
+        if role in roles and ctx.record.get(f) not in (None, ""):
             p = place(ctx, f)
             if p is not None:
                 yield f, role, p
@@ -162,7 +166,7 @@ def _alone_in_cell(p: Place) -> bool:
 
 def label_above(ctx: VerifyContext) -> list[Signal]:
     out = []
-    for f, role, p in _placed(ctx):
+    for f, role, p in _placed(ctx, _ROLES + _VAT_ROLES):
         if not _alone_in_cell(p):
             continue
         above = _next_line(p.page, p.line, p.x0, p.x1, -1)
@@ -175,6 +179,8 @@ def label_above(ctx: VerifyContext) -> list[Signal]:
         if verdict is None:
             continue
         outcome, phrase = verdict
+        if role in _VAT_ROLES and (outcome == "pass" or _OTHER_PARTY[role] not in {m for m, *_ in meanings_in(label)}):
+            continue                         # a VAT ID: only the other party's label over it fails ("N° TVA client")
         if outcome == "fail" and role == "document_number" and fold(phrase) in INVOICE_REFERENCES:
             continue                         # "Réf. facture" over a number: its own or the credited one's (other_document)
         if outcome == "fail" and _own_label_elsewhere(p, role):

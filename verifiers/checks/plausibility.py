@@ -31,7 +31,7 @@ from docassay.verifiers.checks.fields import roles_of
 from docassay.verifiers.checks.page import place
 from docassay.verifiers.checks.signal import Outcome, Signal
 from docassay.verifiers.checks.values import iso_date, num, text
-from docassay.verifiers.checks.vocabulary import fold
+from docassay.verifiers.checks.vocabulary import fold, meanings_in
 from docassay.verifiers.context import VerifyContext
 
 __all__ = ["date_range", "due_after_issue", "tax_share", "name_shape", "address_shape", "address_verdict",
@@ -304,9 +304,13 @@ _STREET_END = re.compile(r"(?:weg|straat|strasse|str|laan|gracht|plein|kade|sing
                          r"street|road|avenue|lane|drive|close|rue|calle|avenida|via|viale|jalan)$")
 
 
+_POSTCODE_ONLY = re.compile(r"^\d{4,5}$")
+
+
 def _not_a_number(ctx: VerifyContext, f: str, s: str) -> str | None:
     """Why a document number's value is some other number of the page, else None: a page counter
-    ("1/1" on a one-page document), or a house number after its street ("Zuidweg 235")."""
+    ("1/1" on a one-page document), a house number after its street ("Zuidweg 235"), or a
+    postcode starting its line before the town's name ("3405 Namur")."""
     m = _PAGE_COUNTER.match(s)
     pages = len(getattr(ctx.document, "pages", None) or [])
     if m and pages and 1 <= int(m.group(1)) <= int(m.group(2)) == pages:
@@ -316,6 +320,13 @@ def _not_a_number(ctx: VerifyContext, f: str, s: str) -> str | None:
         left = p.left.split() if p is not None else []
         if left and _STREET_END.search(fold(left[-1])) and len(fold(left[-1])) > 4:
             return f"is the house number after the street {left[-1]!r}"
+    if _POSTCODE_ONLY.match(s):
+        p = place(ctx, f)
+        right = p.right.split() if p is not None else []
+        town = right[0] if right else ""
+        if (town[:1].isupper() and town.isalpha() and not meanings_in(town)
+                and (p is None or not p.left.strip())):
+            return f"is the postcode before the town {town!r}"
     return None
 
 
