@@ -28,7 +28,7 @@ from datetime import date, timedelta
 from typing import Callable
 
 from docassay.verifiers.checks.fields import roles_of
-from docassay.verifiers.checks.page import place
+from docassay.verifiers.checks.page import line_cells, place
 from docassay.verifiers.checks.signal import Outcome, Signal
 from docassay.verifiers.checks.values import iso_date, num, text
 from docassay.verifiers.checks.vocabulary import fold, meanings_in
@@ -305,12 +305,13 @@ _STREET_END = re.compile(r"(?:weg|straat|strasse|str|laan|gracht|plein|kade|sing
 
 
 _POSTCODE_ONLY = re.compile(r"^\d{4,5}$")
+CELL_GAP_EMS = 1.5           # a wider gap between two words of a line separates two cells
 
 
 def _not_a_number(ctx: VerifyContext, f: str, s: str) -> str | None:
     """Why a document number's value is some other number of the page, else None: a page counter
     ("1/1" on a one-page document), a house number after its street ("Zuidweg 235"), or a
-    postcode starting its line before the town's name ("3405 Namur")."""
+    postcode starting its cell before the town's name ("3405 Namur")."""
     m = _PAGE_COUNTER.match(s)
     pages = len(getattr(ctx.document, "pages", None) or [])
     if m and pages and 1 <= int(m.group(1)) <= int(m.group(2)) == pages:
@@ -322,11 +323,12 @@ def _not_a_number(ctx: VerifyContext, f: str, s: str) -> str | None:
             return f"is the house number after the street {left[-1]!r}"
     if _POSTCODE_ONLY.match(s):
         p = place(ctx, f)
-        right = p.right.split() if p is not None else []
-        town = right[0] if right else ""
-        if (town[:1].isupper() and town.isalpha() and not meanings_in(town)
-                and (p is None or not p.left.strip())):
-            return f"is the postcode before the town {town!r}"
+        cell = next((t for x0, x1, t in line_cells(p.page, p.line, CELL_GAP_EMS) if x0 <= (p.x0 + p.x1) / 2 <= x1),
+                    "") if p is not None else ""
+        words = cell.split()
+        if len(words) >= 2 and words[0] == s and words[1][:1].isupper() and words[1].isalpha() \
+                and not meanings_in(words[1]):
+            return f"is the postcode before the town {words[1]!r}"
     return None
 
 
