@@ -41,7 +41,9 @@ def test_tax_share():
     ("& de Jong B.V.", "fail"), ("Smit & de Jong B.V.", "pass"), ("GOODS SOLD ARE NOT RETURNABLE", "fail"),
     ("KING'S CONFECTIONERY S/B 273500-U", "fail"), ("Factura comercial", "fail"), ("TAX INVOICE", "fail"),
     ("Invoice Solutions Ltd", "pass"), ("Frisch vom Bäcker Borinova SA", "fail"), ("Su tienda de barrio", "fail"),
-    ("LA QUALITÉ AU QUOTIDIEN ROSIASTEIN NV", "fail"), ("Unser Zeichen", "fail"), ("Vos & Meijer B.V.", "pass")])
+    ("LA QUALITÉ AU QUOTIDIEN ROSIASTEIN NV", "fail"), ("Unser Zeichen", "fail"), ("Vos & Meijer B.V.", "pass"),
+    ("À l'attention de Luc Blanc", "fail"), ("z. Hd. Lukas Lange", "fail"), ("Attn. Eva van den Berg", "fail"),
+    ("Rosrastein Technik SA · Postring 89 · 3848 Basel", "fail"), ("Attila Consulting GmbH", "pass")])
 def test_name_shape(value, outcome):
     assert by(P.name_shape(ctx(dict(GOOD, buyer_name=value))), "buyer_name", "name_shape") == [outcome]
 

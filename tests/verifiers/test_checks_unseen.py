@@ -186,6 +186,8 @@ def test_party_printed_a_buyer_block_without_a_caption():
     assert "Juniatex" in s[0].detail
     other = [line if line[2] != "182 Queen Road" else (50, 112, "36 Chapel Close") for line in _UNCAPTIONED]
     assert by(P.party_printed(ctx(rec, doc=page_doc(other))), "buyer_name", "party_printed") == ["fail"]
+    comma = [line if line[2] != "182 Queen Road" else (50, 112, "39, chemin de la Forge") for line in _UNCAPTIONED]
+    assert by(P.party_printed(ctx(rec, doc=page_doc(comma))), "buyer_name", "party_printed") == ["fail"]
 
 
 def test_party_printed_a_buyer_block_beside_another_column_with_an_attention_line():

@@ -86,6 +86,9 @@ _PHRASE = frozenset(fold(w) for w in (
     "your", "our", "ihr", "ihre", "unser", "unsere", "uw", "onze", "jouw", "votre", "vos", "notre", "nos", "su", "sus",
     "tu", "vuestro", "nuestro", "nuestra", "vom", "zum", "zur", "au", "aux", "del"))
 _PHRASE_KEEP = frozenset({"vos", "del"})   # surnames too ("Vos & Meijer", "Del Monte"): only with another phrase word
+# "À l'attention de Luc Blanc", "z. Hd. Frau Meier", "Attn: ...", "T.a.v. ...", "c/o ...", folded
+_ATTENTION = re.compile(r"^(?:a l attention|a la atencion|attention|attn|att|z\s?hd|zhd|z h|tav|t a v|c o)\b")
+_SEPARATOR = re.compile(r"\s[·•|]\s")
 _LABEL_VALUE = re.compile(r"^[^\W\d_][^:]{0,24}?\s*:\s*\S")
 _SHORT_LABEL_VALUE = re.compile(r"^[^\W\d_][^:]{0,24}?\s*:\s*\S.{0,12}$")
 _TIME = re.compile(r"\b\d{1,2}:\d{2}(?::\d{2})?\b")
@@ -181,6 +184,10 @@ def name_verdict(v: str, reads_as: str | None = None) -> tuple[Outcome, str] | N
         return "fail", f"reads as {'a ' if reads_as != 'label: value' else ''}{reads_as}"
     if _LABEL_VALUE.match(s):
         return "fail", "reads as 'label : value'"
+    if _ATTENTION.match(f):
+        return "fail", "reads as an attention line (a contact person), not a party's name"
+    if _SEPARATOR.search(s):
+        return "fail", "holds several printed fields joined by a separator (a name and an address line)"
     if s.count("(") != s.count(")"):
         return "fail", "is a fragment (an unbalanced bracket)"
     if _CONNECTOR.search(s):

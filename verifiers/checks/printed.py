@@ -173,9 +173,9 @@ def _label_over_value(document: Any, role: str) -> Iterator[tuple[int, int, str,
                     yield getattr(page, "number", 1), li, t, m.group(0)
 
 
-# "36 Chapel Close": a house number, then the street's words (a street word list never has them all);
+# "36 Chapel Close", "39, chemin de la Forge": a house number, then the street's words (a street word list never has them all);
 # "Beukenkade 194", "Am Anger 3a", "Paseo Mayor, 119": the street's words, then the house number
-_HOUSE_AND_STREET = re.compile(r"^\d{1,4}[a-z]?\s+[^\W\d_]{2,}(?:\s+[^\W\d_]{2,})+$")
+_HOUSE_AND_STREET = re.compile(r"^\d{1,4}[a-z]?,?\s+[^\W\d_]{2,}(?:\s+[^\W\d_]{2,})+$")
 _STREET_AND_HOUSE = re.compile(r"^[^\W\d_]{2,}(?:[\s-][^\W\d_]{2,}){0,3},?\s+\d{1,4}[a-z]?$")
 
 
