@@ -47,7 +47,11 @@ def test_label_above_a_vat_id_under_the_other_partys_label():
     theirs = ctx(dict(GOOD, seller_vat_id="FR47900544217"), doc=doc,
                  evidence={"seller_vat_id": at(doc, "seller_vat_id", "FR47900544217")})
     s = C.label_above(theirs)
-    assert by(s, "seller_vat_id", "label_above") == ["fail"] and "client" in s[0].detail
+    assert by(s, "seller_vat_id", "label_above") == ["fail"] and "client" in s[0].detail and "buyer's VAT ID" in s[0].detail
+    yours = make_doc([(300, 100, "UW BTW-NUMMER:"), (300, 112, "NL187575459B99")], source="t.pdf")
+    c = ctx(dict(GOOD, seller_vat_id="NL187575459B99"), doc=yours,
+            evidence={"seller_vat_id": at(yours, "seller_vat_id", "NL187575459B99")})
+    assert by(C.label_above(c), "seller_vat_id", "label_above") == ["fail"]           # addressed to the reader
     mine = ctx(dict(GOOD, seller_vat_id="FR58904900481"), doc=doc,
                evidence={"seller_vat_id": at(doc, "seller_vat_id", "FR58904900481")})
     assert by(C.label_above(mine), "seller_vat_id", "label_above") == []     # its own label: no pass for VAT IDs

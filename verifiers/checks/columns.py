@@ -11,7 +11,8 @@
                     a reference to an invoice ("Réf. facture") over a number is no fail (an
                     invoice's own number, or on a credit note the credited one's: `other_document`);
                     a VAT ID under the other party's VAT label ("N° TVA client" over the seller's
-                    VAT ID): fail (no pass for VAT IDs)
+                    VAT ID, or one addressed to the reader: "UW BTW-NUMMER"): fail (no pass for
+                    VAT IDs)
     label_across    a date or a document number read to the right of its label across a column
                     gap (at least GAP_EMS line heights of white space), while the line tightly
                     below that label, in the label's column, prints a value of the field's kind
@@ -39,6 +40,18 @@ __all__ = ["label_above", "label_across", "GAP_EMS", "CHECKS"]
 _ROLES = ("document_number", "issue_date", "due_date", "delivery_date")
 _VAT_ROLES = ("seller_vat_id", "buyer_vat_id")     # label_above: only the other party's label over it fails
 _OTHER_PARTY = {"seller_vat_id": "buyer", "buyer_vat_id": "seller"}
+_YOUR = frozenset({"your", "uw", "ihre", "ihr", "votre", "su", "vuestro"})   # the reader's: the buyer's
+
+
+def _other_partys(role: str, label: str) -> bool:
+    """A VAT label that names the other party: "N° TVA client", "USt-IdNr. Kunde"; for the seller's
+    VAT ID also one addressed to the reader ("UW BTW-NUMMER", "Your VAT no.")."""
+    found = meanings_in(label)
+    if not any(m == "vat_id" for m, *_ in found):
+        return False
+    if _OTHER_PARTY[role] in {m for m, *_ in found}:
+        return True
+    return role == "seller_vat_id" and bool(_YOUR & set(fold(label).split()))
 GAP_EMS = 6.0           # white space between a label and a value, in line heights, that makes two columns
 _TIGHT_EMS = 1.2        # the most white space between a label's line and its value's line (stacked)
 _CELL_EMS = 1.5         # a gap wider than this between two words of a line separates two cells
@@ -175,12 +188,14 @@ def label_above(ctx: VerifyContext) -> list[Signal]:
         label = _text(above)
         if not is_label_text(label):
             continue
-        verdict = _judge(role, label)
+        if role in _VAT_ROLES:               # a VAT ID: only the other party's label over it fails ("N° TVA client")
+            verdict: tuple[Literal["pass", "fail"], str] | None = (
+                ("fail", f"the {_OTHER_PARTY[role]}'s VAT ID") if _other_partys(role, label) else None)
+        else:
+            verdict = _judge(role, label)
         if verdict is None:
             continue
         outcome, phrase = verdict
-        if role in _VAT_ROLES and (outcome == "pass" or _OTHER_PARTY[role] not in {m for m, *_ in meanings_in(label)}):
-            continue                         # a VAT ID: only the other party's label over it fails ("N° TVA client")
         if outcome == "fail" and role == "document_number" and fold(phrase) in INVOICE_REFERENCES:
             continue                         # "Réf. facture" over a number: its own or the credited one's (other_document)
         if outcome == "fail" and _own_label_elsewhere(p, role):
