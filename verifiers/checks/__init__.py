@@ -18,7 +18,8 @@ checks): identifiers (checksums, formats), arithmetic, labels (what the words be
 mean), columns (which label a value belongs to where labels stand over their values or
 across a column), roles (which block of the page a value stands in), agreement (printed twice, the next-best
 reading, the format's earlier documents), plausibility (dates, proportions, the shape of a name),
-extent (an address holds its whole printed block), names (a party's legal name, not its brand),
+terms (the due date the printed payment terms' days after the issue date), extent (an address
+holds its whole printed block), names (a party's legal name, not its brand),
 items_table (each item read as its printed row), rounding (a cash total read before rounding) and
 printed (an empty field whose label is printed with a value: the record is incomplete).
 Field roles come from the schema (verifiers.checks.fields; `x-docassay: {"role": ...}`).
@@ -45,6 +46,7 @@ from docassay.verifiers.checks import (
     printed,
     roles,
     rounding,
+    terms,
 )
 from docassay.verifiers.checks.signal import OUTCOMES, Check, Outcome, Signal
 from docassay.verifiers.context import VerifyContext
@@ -56,7 +58,7 @@ _log = logging.getLogger(__name__)
 # name -> check, in the order they run; names are unique and stable (calibrator features).
 CHECKS: tuple[tuple[str, Check], ...] = (
     identifiers.CHECKS + arithmetic.CHECKS + labels.CHECKS + columns.CHECKS + roles.CHECKS + agreement.CHECKS
-    + plausibility.CHECKS + extent.CHECKS + names.CHECKS + items_table.CHECKS + rounding.CHECKS
+    + plausibility.CHECKS + terms.CHECKS + extent.CHECKS + names.CHECKS + items_table.CHECKS + rounding.CHECKS
     + printed.CHECKS
 )
 

@@ -1,0 +1,71 @@
+"""Conformance cases of the payment-terms check (verifiers.checks.terms)."""
+from __future__ import annotations
+
+import pytest
+
+from docassay.extractors.document import BBox
+from docassay.extractors.instructions.executor import Extraction, FieldValue, Provenance
+from docassay.verifiers.checks import terms as T
+from tests.verifiers.checkkit import GOOD, assert_conformant, by, ctx, page_doc
+
+# Dates printed as "01/11/2016" (read 1 November) and "03/11/2016" (read 3 November); month first
+# they are 11 January and 11 March: 60 days apart.
+READ = dict(GOOD, issue_date="2016-11-01", due_date="2016-11-03")
+
+
+def _other(**alts: str) -> Extraction:
+    ex = Extraction()
+    for f, v in alts.items():
+        ex.alternatives[f] = [FieldValue(v, Provenance(1, BBox(0, 0, 1, 1), v, "x"), "other reading")]
+    return ex
+
+
+def _doc(terms: str):
+    return page_doc([(50, 60, "Dated: 01/11/2016"), (50, 75, "Payment due date: 03/11/2016"), (50, 300, terms)])
+
+
+OTHER = _other(issue_date="2016-01-11", due_date="2016-03-11")
+
+
+@pytest.mark.parametrize("line,fails", [
+    ("Net 60", True),
+    ("Payment terms: 60 days net", True),
+    ("Zahlbar innerhalb von 60 Tagen ohne Abzug.", True),
+    ("Conditions de paiement : 60 jours net", True),
+    ("Pago a 60 días.", True),
+    ("Betaling binnen 60 dagen na factuurdatum.", True),
+    ("Net 30", False),                                   # neither reading fits: nothing said
+    ("2 % Skonto innerhalb von 60 Tagen", False),        # a discount's days are no payment term
+    ("Thank you for your business!", False),             # no terms printed
+    ("Net Total: 2,523.35 CAD", False),                  # an amount after "Net" is no term
+])
+def test_terms_days(line, fails):
+    s = T.terms_days(ctx(READ, doc=_doc(line), extraction=OTHER))
+    want = ["fail"] if fails else []
+    assert by(s, "issue_date", "terms_days") == want and by(s, "due_date", "terms_days") == want
+
+
+def test_the_reading_that_fits_is_left_alone():
+    right = dict(GOOD, issue_date="2016-01-11", due_date="2016-03-11")
+    alts = _other(issue_date="2016-11-01", due_date="2016-11-03")
+    assert T.terms_days(ctx(right, doc=_doc("Net 60"), extraction=alts)) == []
+
+
+def test_only_the_date_whose_other_reading_fits_fails():
+    rec = dict(GOOD, issue_date="2016-11-01", due_date="2016-03-31")     # the due date printed unambiguously
+    s = T.terms_days(ctx(rec, doc=_doc("Net 80"), extraction=_other(issue_date="2016-01-11")))
+    assert by(s, "issue_date", "terms_days") == ["fail"] and by(s, "due_date", "terms_days") == []
+
+
+def test_no_other_reading_no_signal():
+    assert T.terms_days(ctx(READ, doc=_doc("Net 60"), extraction=Extraction())) == []
+    assert T.terms_days(ctx(READ, doc=None, extraction=OTHER)) == []
+
+
+def test_printed_term_days():
+    assert T.printed_term_days(["Terms: Net 30 days", "Please pay within 14 days.", "Netto 473,00",
+                                "3% discount if paid within 10 days", "Page 1 of 2"]) == {30, 14}
+
+
+def test_conformance():
+    assert_conformant(T.terms_days, ctx(READ, doc=_doc("Net 60"), extraction=OTHER))

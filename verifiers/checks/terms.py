@@ -1,0 +1,83 @@
+"""Payment terms: the due date is the issue date plus the days the terms print.
+
+    terms_days      where the issue or the due date was read from figures that also read in the
+                    other order (day/month: "01/11/2016" is 1 November or 11 January) and the
+                    document prints its payment terms in days ("Net 60", "Payment terms: 30 days
+                    net", "Zahlbar innerhalb von 14 Tagen", "Paiement à 30 jours", "Pago a 30 días",
+                    "Betaling binnen 14 dagen"): when the dates as read are not that many days
+                    apart and the other reading of them is, the dates were read in the wrong order:
+                    fail on each date whose other reading it takes. Only fails (terms that do not
+                    match are no proof: an early-payment discount, a due date set by hand)
+
+A term line that speaks of a discount ("2 % Skonto innerhalb von 10 Tagen", "Escompte") or holds a
+percentage is no payment term. Dates by role (verifiers.checks.fields); the other reading from the
+extraction's alternatives (`how == "other reading"`), as `agreement.reading_ambiguous` has it.
+"""
+from __future__ import annotations
+
+import re
+from datetime import date
+from itertools import product
+
+from docassay.verifiers.checks.fields import roles_of
+from docassay.verifiers.checks.page import doc_lines
+from docassay.verifiers.checks.signal import Signal
+from docassay.verifiers.checks.values import iso_date
+from docassay.verifiers.context import VerifyContext
+
+__all__ = ["terms_days", "printed_term_days", "CHECKS"]
+
+_DAY_WORDS = r"(?:days?|tagen?|tage|jours?|d[ií]as|dagen|giorni|hari)"
+# "30 days", "30 Tage netto", "à 30 jours", "a 30 días", "binnen 14 dagen"; "Net 60", "Net 30 days"
+_N_DAYS = re.compile(r"(?<![\d.,/])(\d{1,3})\s*" + _DAY_WORDS + r"\b", re.IGNORECASE)
+_NET_N = re.compile(r"\bnet(?:to)?\s+(\d{1,3})\b(?!\s*[%.,/\d])", re.IGNORECASE)
+_DISCOUNT = re.compile(r"%|skonto|discount|escompte|descuento|korting|sconto|rabatt|early", re.IGNORECASE)
+_TERM_CUE = re.compile(r"net|netto|pay|zahl|paiement|r[èe]glement|pago|vencimiento|betal|within|innerhalb|"
+                       r"binnen|terms|ziel|conditions|due|f[äa]llig|[ée]ch[ée]ance|plazo", re.IGNORECASE)
+
+
+def printed_term_days(lines: list[str]) -> set[int]:
+    """The payment terms in days printed on `lines` (none from discount lines)."""
+    out: set[int] = set()
+    for t in lines:
+        if _DISCOUNT.search(t) or not _TERM_CUE.search(t):
+            continue
+        for m in (*_N_DAYS.finditer(t), *_NET_N.finditer(t)):
+            n = int(m.group(1))
+            if 1 <= n <= 180:
+                out.add(n)
+    return out
+
+
+def _readings(ctx: VerifyContext, f: str) -> list[date]:
+    """The value of `f` as read, then its other readings (day and month swapped)."""
+    own = iso_date(ctx.record.get(f))
+    if own is None:
+        return []
+    alts = (getattr(ctx.extraction, "alternatives", None) or {}).get(f) or []
+    others = [iso_date(getattr(a, "value", None)) for a in alts if getattr(a, "how", "") == "other reading"]
+    return [own, *dict.fromkeys(d for d in others if d is not None and d != own)]
+
+
+def terms_days(ctx: VerifyContext) -> list[Signal]:
+    r = roles_of(ctx.schema)
+    fi, fd = r.first("issue_date"), r.first("due_date")
+    if fi is None or fd is None or ctx.document is None:
+        return []
+    issue, due = _readings(ctx, fi), _readings(ctx, fd)
+    if not issue or not due or (len(issue) == 1 and len(due) == 1):
+        return []                               # nothing read in two orders
+    days = printed_term_days([t for _, _, t in doc_lines(ctx.document)])
+    if not days or (due[0] - issue[0]).days in days:
+        return []
+    fits = [(i, d) for i, d in product(issue, due) if (d - i).days in days]
+    if len(fits) != 1:
+        return []                               # no other reading fits, or several do
+    i, d = fits[0]
+    terms = ", ".join(str(n) for n in sorted(days))
+    return [Signal(f, "terms_days", "fail",
+                   f"the payment terms ({terms} days) fit {other.isoformat()}, the other reading of the printed date")
+            for f, own, other in ((fi, issue[0], i), (fd, due[0], d)) if other != own]
+
+
+CHECKS = (("terms_days", terms_days),)
