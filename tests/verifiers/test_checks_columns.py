@@ -55,6 +55,12 @@ def test_label_above_a_vat_id_under_the_other_partys_label():
     mine = ctx(dict(GOOD, seller_vat_id="FR58904900481"), doc=doc,
                evidence={"seller_vat_id": at(doc, "seller_vat_id", "FR58904900481")})
     assert by(C.label_above(mine), "seller_vat_id", "label_above") == []     # its own label: no pass for VAT IDs
+    order = make_doc([(50, 100, "INVOICE NO"), (300, 100, "ORDER NUMBER"), (50, 112, "2024-276"),
+                      (300, 112, "CMD24655200")], source="t.pdf")
+    c = ctx(dict(GOOD, seller_vat_id="CMD24655200"), doc=order,
+            evidence={"seller_vat_id": at(order, "seller_vat_id", "CMD24655200")})
+    s = C.label_above(c)
+    assert by(s, "seller_vat_id", "label_above") == ["fail"] and "order number" in s[0].detail   # another field's label
 
 
 def test_label_above_keeps_a_value_also_printed_under_its_own_label():

@@ -11,8 +11,8 @@
                     a reference to an invoice ("Réf. facture") over a number is no fail (an
                     invoice's own number, or on a credit note the credited one's: `other_document`);
                     a VAT ID under the other party's VAT label ("N° TVA client" over the seller's
-                    VAT ID, or one addressed to the reader: "UW BTW-NUMMER"): fail (no pass for
-                    VAT IDs)
+                    VAT ID, or one addressed to the reader: "UW BTW-NUMMER") or under a label made
+                    only of another field's cue phrases ("ORDER NUMBER"): fail (no pass for VAT IDs)
     label_across    a date or a document number read to the right of its label across a column
                     gap (at least GAP_EMS line heights of white space), while the line tightly
                     below that label, in the label's column, prints a value of the field's kind
@@ -188,9 +188,11 @@ def label_above(ctx: VerifyContext) -> list[Signal]:
         label = _text(above)
         if not is_label_text(label):
             continue
-        if role in _VAT_ROLES:               # a VAT ID: only the other party's label over it fails ("N° TVA client")
-            verdict: tuple[Literal["pass", "fail"], str] | None = (
-                ("fail", f"the {_OTHER_PARTY[role]}'s VAT ID") if _other_partys(role, label) else None)
+        if role in _VAT_ROLES:               # a VAT ID: the other party's label over it fails ("N° TVA client"), or
+            verdict: tuple[Literal["pass", "fail"], str] | None = (   # one wholly of another field ("ORDER NUMBER")
+                ("fail", f"the {_OTHER_PARTY[role]}'s VAT ID") if _other_partys(role, label) else _judge(role, label))
+            if verdict is not None and verdict[0] == "pass":
+                verdict = None               # no pass for VAT IDs
         else:
             verdict = _judge(role, label)
         if verdict is None:
