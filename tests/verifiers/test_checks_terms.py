@@ -1,4 +1,4 @@
-"""Conformance cases of the payment-terms check (verifiers.checks.terms)."""
+"""Conformance cases of the payment-terms checks (verifiers.checks.terms)."""
 from __future__ import annotations
 
 import pytest
@@ -6,7 +6,7 @@ import pytest
 from docassay.extractors.document import BBox
 from docassay.extractors.instructions.executor import Extraction, FieldValue, Provenance
 from docassay.verifiers.checks import terms as T
-from tests.verifiers.checkkit import GOOD, assert_conformant, by, ctx, page_doc
+from tests.verifiers.checkkit import GOOD, assert_conformant, at, by, ctx, page_doc
 
 # Dates printed as "01/11/2016" (read 1 November) and "03/11/2016" (read 3 November); month first
 # they are 11 January and 11 March: 60 days apart.
@@ -67,5 +67,24 @@ def test_printed_term_days():
                                 "3% discount if paid within 10 days", "Page 1 of 2"]) == {30, 14}
 
 
+@pytest.mark.parametrize("line,value,fails", [
+    ("Bij betaling voor 24.09.2016 3% kredietbeperking", "24.09.2016", True),
+    ("Bei Zahlung bis 24.09.2016 2% Skonto", "24.09.2016", True),
+    ("Escompte de 2 % pour paiement avant le 24/09/2016", "24/09/2016", True),
+    # the due date and the discount's date on one line: the due date is left alone
+    ("Zahlbar innerhalb 30 Tagen netto bis 17.10.2016 ; 3% Skonto innerhalb 10 Tagen bis 27.09.2016", "17.10.2016", False),
+    ("Vervaldag 17.10.2016", "17.10.2016", False),                # no discount
+    ("Zahlbar bis 17.10.2016 ohne Abzug", "17.10.2016", False),    # "ohne Abzug": no percentage, no discount
+])
+def test_discount_date(line, value, fails):
+    doc = page_doc([(50, 60, "Datum factuur 17.09.2016"), (50, 300, line)])
+    iso = "-".join(reversed(value.replace("/", ".").split(".")))
+    c = ctx(dict(GOOD, issue_date="2016-09-17", due_date=iso), doc=doc, evidence={"due_date": at(doc, "due_date", value)})
+    assert by(T.discount_date(c), "due_date", "discount_date") == (["fail"] if fails else [])
+
+
 def test_conformance():
     assert_conformant(T.terms_days, ctx(READ, doc=_doc("Net 60"), extraction=OTHER))
+    doc = page_doc([(50, 300, "Bei Zahlung bis 24.09.2016 2% Skonto")])
+    assert_conformant(T.discount_date, ctx(dict(GOOD, due_date="2016-09-24"), doc=doc,
+                                           evidence={"due_date": at(doc, "due_date", "24.09.2016")}))

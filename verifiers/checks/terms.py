@@ -8,6 +8,12 @@
                     apart and the other reading of them is, the dates were read in the wrong order:
                     fail on each date whose other reading it takes. Only fails (terms that do not
                     match are no proof: an early-payment discount, a due date set by hand)
+    discount_date   a due date printed as the only date of a line that offers a discount for
+                    early payment (a percentage and a discount's word: "Bij betaling voor
+                    24.09.2016 3% kredietbeperking", "Bei Zahlung bis 24.09.2016 2% Skonto") is the
+                    discount's date, not the due date: fail. A line with two dates is left alone
+                    ("Zahlbar innerhalb 30 Tagen netto bis 04.04.2018, 3% Skonto innerhalb 10 Tagen
+                    bis 15.03.2018": the due date and the discount's). Only fails
 
 A term line that speaks of a discount ("2 % Skonto innerhalb von 10 Tagen", "Escompte") or holds a
 percentage is no payment term. Dates by role (verifiers.checks.fields); the other reading from the
@@ -20,12 +26,13 @@ from datetime import date
 from itertools import product
 
 from docassay.verifiers.checks.fields import roles_of
-from docassay.verifiers.checks.page import doc_lines
+from docassay.verifiers.checks.page import doc_lines, place
 from docassay.verifiers.checks.signal import Signal
 from docassay.verifiers.checks.values import iso_date
+from docassay.verifiers.checks.vocabulary import meanings_in
 from docassay.verifiers.context import VerifyContext
 
-__all__ = ["terms_days", "printed_term_days", "CHECKS"]
+__all__ = ["terms_days", "discount_date", "printed_term_days", "CHECKS"]
 
 _DAY_WORDS = r"(?:days?|tagen?|tage|jours?|d[ií]as|dagen|giorni|hari)"
 # "30 days", "30 Tage netto", "à 30 jours", "a 30 días", "binnen 14 dagen"; "Net 60", "Net 30 days"
@@ -80,4 +87,22 @@ def terms_days(ctx: VerifyContext) -> list[Signal]:
             for f, own, other in ((fi, issue[0], i), (fd, due[0], d)) if other != own]
 
 
-CHECKS = (("terms_days", terms_days),)
+_A_DATE = re.compile(r"(?<![\d])(?:\d{1,2}[./-]\d{1,2}[./-]\d{2,4}|\d{4}-\d{2}-\d{2}|"
+                     r"\d{1,2}\.?\s+[^\W\d_]{3,}\.?\s+\d{4})(?![\d])")
+_PERCENT = re.compile(r"\d\s?%")
+
+
+def discount_date(ctx: VerifyContext) -> list[Signal]:
+    fd = roles_of(ctx.schema).first("due_date")
+    if fd is None or ctx.record.get(fd) in (None, ""):
+        return []
+    p = place(ctx, fd)
+    if p is None or not _PERCENT.search(p.text) or len(_A_DATE.findall(p.text)) != 1:
+        return []
+    if not any(m == "discount" for m, *_ in meanings_in(p.text)):
+        return []
+    return [Signal(fd, "discount_date", "fail",
+                   f"printed on a line that offers a discount for early payment ({p.text.strip()[:60]!r}): the discount's date")]
+
+
+CHECKS = (("terms_days", terms_days), ("discount_date", discount_date))

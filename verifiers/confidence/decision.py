@@ -74,13 +74,13 @@ DEFAULT_MISSING_PRINTED = "confirm"
 INCOMPLETE_CHECKS = ("label_printed", "party_printed", "address_printed")   # fail signals on an empty field that make it needed
 DOUBT_CHECKS = ("other_document", "total_covers_subtotal", "total_last", "label_above", "label_across",
                 "seller_with_vat", "name_label_prefix", "final_net", "name_joined", "date_in_period",
-                "terms_days")
+                "terms_days", "discount_date")
 """Checks whose failure is near-certain evidence that a value is wrong. Over the full captures
 of dev-tune and synthetic seeds 0-6, 8-10 (1,529 records; BENCHMARKS.md, issue 12 "where a shop's
 name ends, a private buyer"): `label_above` 11, `label_across` 3, `total_last` 12,
 `total_covers_subtotal` 5, `final_net` 40, `name_label_prefix` 32, `name_joined` 3 and
 `date_in_period` 8 fails (with seed 12's captures), all on wrong values; over the captures of
-seeds 0-6, 8-10, 12 and 15-17 and dev-tune (2026-12-04, third stop) `terms_days` 4 fails and the
+seeds 0-6, 8-10, 12 and 15-17 and dev-tune (2026-12-04, third stop) `terms_days` 4 fails, `discount_date` 3 and the
 VAT IDs' `label_above` under another field's label 3, all on wrong values; `seller_with_vat`
 fails a pair of which one value is wrong (14 records of 14);
 `other_document` 35 wrong values and 3 right ones, each a date equal by chance to the date of the
