@@ -67,7 +67,9 @@ def test_name_shape_without_opinion():
     # a title or a tax number's label read with the address; a Spanish phone label
     ("Plaza del Arenal, 222, 3º C 50679 Bilbao FACTURA SIMPLIFICADA", "fail"), ("Unit 40 4674 Leuven KASSABON", "fail"),
     ("Goetheweg 168 Gebäude B 12246 Dortmund St.-Nr. DE977407879", "fail"), ("OLIVOS, 169 NAVE 5 ZARAGOZA TLF.", "fail"),
-    ("Plaza del Arenal, 222, 3º C 50679 Bilbao", "pass"), ("Goetheweg 168 Gebäude B 12246 Dortmund", "pass")])
+    ("Plaza del Arenal, 222, 3º C 50679 Bilbao", "pass"), ("Goetheweg 168 Gebäude B 12246 Dortmund", "pass"),
+    ("Paseo de la Luna, 80, 7º B 49322 Granada FRA. SIMPLIFICADA", "fail"),     # the title, abbreviated
+    ("KEIZERSGRACHT 237", "pass"), ("Oudekade 131", "pass"), ("Oranjesingel 41", "pass")])   # Dutch streets
 def test_address_shape(value, outcome):
     rec = {"company": "X SDN BHD", "address": value, "total": 1.0}
     assert by(P.address_shape(ctx(rec, schema=RECEIPT)), "address", "address_shape") == [outcome]
@@ -98,6 +100,16 @@ def test_number_shape_a_page_counter_a_house_number_or_a_postcode():
                                       (one, "3405", "3405", "fail"), (one, "40217", "40217", "pass")):
         c = ctx(dict(GOOD, invoice_number=value), doc=doc, evidence={"invoice_number": at(doc, "invoice_number", printed)})
         assert by(P.number_shape(c), "invoice_number", "number_shape") == [want], (value, len(doc.pages))
+
+
+def test_number_shape_a_house_number_printed_elsewhere_before_its_street():
+    from tests.builders import make_doc
+    doc = make_doc([(50, 20, "Facture 105,"), (300, 20, "Zenentex SA"), (50, 60, "Facture n°: 5597"),
+                    (50, 400, "105, chemin de l'Église"), (50, 412, "Invoice 188, dated 3 May")])
+    for value, want in (("105", "fail"), ("5597", "pass"), ("188", "pass")):   # "188, dated": no street after it
+        c = ctx(dict(GOOD, invoice_number=value), doc=doc, evidence={"invoice_number": at(doc, "invoice_number",
+                                                                                         {"105": "105,", "188": "188,"}.get(value, value))})
+        assert by(P.number_shape(c), "invoice_number", "number_shape") == [want], value
 
 
 @pytest.mark.parametrize("name,check", P.CHECKS)

@@ -14,7 +14,10 @@
                       number, price or "label : value" pair (a till line read with it)
     amount_format     an amount was read from a figure printed with cents where the document
                       prints its amounts with cents (a bare "6" beside "15.90" is a quantity)
-    number_shape      a document number holds a digit and is one short token run (no sentence)
+    number_shape      a document number holds a digit and is one short token run (no sentence),
+                      and is no page counter, no house number (after its street, or printed
+                      elsewhere before a comma and its street: "105, chemin de l'Église") and no
+                      postcode before its town
     date_in_period    an issue or due date printed as one end of a period ("01-02-2017 -
                       28-02-2017", "du 01/02/2017 au 28/02/2017", "01.02.2017 bis 28.02.2017") is
                       the period's bound, not the document's date: fail. Only fails
@@ -28,7 +31,7 @@ from datetime import date, timedelta
 from typing import Callable
 
 from docassay.verifiers.checks.fields import roles_of
-from docassay.verifiers.checks.page import line_cells, place
+from docassay.verifiers.checks.page import doc_lines, line_cells, place
 from docassay.verifiers.checks.signal import Outcome, Signal
 from docassay.verifiers.checks.values import iso_date, num, text
 from docassay.verifiers.checks.vocabulary import fold, meanings_in
@@ -52,7 +55,7 @@ _LEGAL = re.compile(r"\b(gmbh|ag|kg|ohg|gbr|ug|e\s?k|e\s?v|ltd|limited|llc|llp|i
 FORM_OR_TRADE = _LEGAL         # a legal form or a trade word ("trading", "restaurant"), folded: not what names a company
 _POSTCODE_TOWN = re.compile(r"^(?:[A-Z]{1,2}[- ]?)?\d{4,5}\s+[^\W\d_]{2,}", re.UNICODE)
 _STREET = re.compile(r"(?:stra(?:ss|ß)e|str\.|street|st\.|road|rd\.?|avenue|ave\.?|weg|gasse|platz|allee|laan|"
-                     r"straat|rue|jalan|jln\.?|lorong|boulevard|blvd)\s*\d+\w?\b|^\d+\w?\s+\w+\s+"
+                     r"straat|gracht|plein|kade|singel|dijk|steeg|rue|jalan|jln\.?|lorong|boulevard|blvd)\s*\d+\w?\b|^\d+\w?\s+\w+\s+"
                      r"(?:street|st|road|rd|avenue|ave|lane|ln|drive|dr)\b", re.IGNORECASE)
 _STREET_WORDS = re.compile(r"\b(jalan|jln|taman|tmn|bandar|lorong|persiaran|kampung|kg|seksyen|lot|medan|darul|"
                            r"selangor|johor|kedah|kelantan|melaka|pahang|perak|perlis|sabah|sarawak|terengganu|"
@@ -102,7 +105,7 @@ MIN_CENT_AMOUNTS = 3           # amount_format: the document prints at least thi
 _CONTACT = re.compile(r"@|\bwww\.|https?://|\b(?:tel|tlf|telf|tfno|fax|phone|telefon)\b[.:]?", re.IGNORECASE)
 # A document's title after an address ("... 50679 Bilbao FACTURA SIMPLIFICADA", "... Leuven KASSABON"): the
 # heading under the shop's block read with it; and a tax number's label ("St.-Nr. DE977407879").
-_TITLE_AT_END = re.compile(r"\b(?:factura simplificada|factura|ticket|kassabon|kassenbon|kassenbeleg|bon|recu|receipt|"
+_TITLE_AT_END = re.compile(r"\b(?:factura simplificada|fra simplificada|factura|ticket|kassabon|kassenbon|kassenbeleg|bon|recu|receipt|"
                            r"tax invoice|invoice|quittung|beleg|rechnung|fattura|scontrino|ricevuta)\s*$")
 _TAX_LABEL = re.compile(r"\b(?:st\.?\s?-?\s?nr|steuer\s?-?\s?nr|steuernummer|ust\s?-?\s?id\w*|vat|gst|btw|nif|cif|"
                         r"tva|mwst|uid)\b")
@@ -315,6 +318,26 @@ _POSTCODE_ONLY = re.compile(r"^\d{4,5}$")
 CELL_GAP_EMS = 1.5           # a wider gap between two words of a line separates two cells
 
 
+def _house_number_elsewhere(ctx: VerifyContext, f: str, s: str) -> str | None:
+    """The street of an address printed on another line of the page as `s`, a comma and the street
+    ("105, chemin de l'Église", "31, avenue des Roses"), else None."""
+    p = place(ctx, f)
+    rx = re.compile(r"(?:^|\s)" + re.escape(s) + r",\s+([^\W\d_]{2,}(?:\s+\S+){0,4})")
+    for page, li, t in doc_lines(ctx.document):
+        if p is not None and page == getattr(p.page, "number", None) and li == p.line:
+            continue
+        m = rx.search(t)
+        if m and _street_like(m.group(1)):
+            return f"{s}, {m.group(1)}"[:40]
+    return None
+
+
+def _street_like(words: str) -> bool:
+    return bool(_STREET_WORDS.search(fold(words)) or re.match(r"(?:chemin|avenue|rue|place|boulevard|all[ée]e|impasse|"
+                                                                r"quai|route|calle|avenida|paseo|plaza|via|viale|"
+                                                                r"carrer|rua)\b", fold(words)))
+
+
 def _not_a_number(ctx: VerifyContext, f: str, s: str) -> str | None:
     """Why a document number's value is some other number of the page, else None: a page counter
     ("1/1" on a one-page document), a house number after its street ("Zuidweg 235"), or a
@@ -328,6 +351,8 @@ def _not_a_number(ctx: VerifyContext, f: str, s: str) -> str | None:
         left = p.left.split() if p is not None else []
         if left and _STREET_END.search(fold(left[-1])) and len(fold(left[-1])) > 4:
             return f"is the house number after the street {left[-1]!r}"
+    if _HOUSE_NO.match(s) and (street := _house_number_elsewhere(ctx, f, s)):
+        return f"is the house number of {street!r}, printed elsewhere on the page"
     if _POSTCODE_ONLY.match(s):
         p = place(ctx, f)
         cell = next((t for x0, x1, t in line_cells(p.page, p.line, CELL_GAP_EMS) if x0 <= (p.x0 + p.x1) / 2 <= x1),
