@@ -32,7 +32,15 @@ from docassay.verifiers.checks.fields import roles_of
 from docassay.verifiers.checks.labels import INVOICE_REFERENCES
 from docassay.verifiers.checks.page import Place, line_words, place
 from docassay.verifiers.checks.signal import Signal
-from docassay.verifiers.checks.vocabulary import RIVALS, ROLE_MEANING, SUPPORTS, fold, is_label_text, meanings_in
+from docassay.verifiers.checks.vocabulary import (
+    READER_WORDS,
+    RIVALS,
+    ROLE_MEANING,
+    SUPPORTS,
+    fold,
+    is_label_text,
+    meanings_in,
+)
 from docassay.verifiers.context import VerifyContext
 
 __all__ = ["label_above", "label_across", "GAP_EMS", "CHECKS"]
@@ -40,7 +48,6 @@ __all__ = ["label_above", "label_across", "GAP_EMS", "CHECKS"]
 _ROLES = ("document_number", "issue_date", "due_date", "delivery_date")
 _VAT_ROLES = ("seller_vat_id", "buyer_vat_id")     # label_above: only the other party's label over it fails
 _OTHER_PARTY = {"seller_vat_id": "buyer", "buyer_vat_id": "seller"}
-_YOUR = frozenset({"your", "uw", "ihre", "ihr", "votre", "su", "vuestro"})   # the reader's: the buyer's
 
 
 def _other_partys(role: str, label: str) -> bool:
@@ -51,7 +58,7 @@ def _other_partys(role: str, label: str) -> bool:
         return False
     if _OTHER_PARTY[role] in {m for m, *_ in found}:
         return True
-    return role == "seller_vat_id" and bool(_YOUR & set(fold(label).split()))
+    return role == "seller_vat_id" and bool(READER_WORDS & set(fold(label).split()))
 GAP_EMS = 6.0           # white space between a label and a value, in line heights, that makes two columns
 _TIGHT_EMS = 1.2        # the most white space between a label's line and its value's line (stacked)
 _CELL_EMS = 1.5         # a gap wider than this between two words of a line separates two cells

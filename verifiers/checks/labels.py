@@ -5,7 +5,9 @@
                     date: pass) or a rival of it ("Lieferdatum" for a due date, "Kundennummer" for
                     an invoice number, "Cash" for a total: fail). A date or amount whose line
                     prints a version, stylesheet or discount cue anywhere fails too ("Version 2.1
-                    vom 24.03.2020" is no issue date; "bis 15.03. mit 2 % Skonto" is no due date)
+                    vom 24.03.2020" is no issue date; "bis 15.03. mit 2 % Skonto" is no due date);
+                    a seller's VAT ID labelled for the reader ("Uw BTW-nummer:", "Your VAT ID")
+                    is the buyer's: fail
     final_total     the gross total is the last total the document prints: a later line that
                     prints one amount and labels it a gross total ("Rounded total", "Grand total";
                     not a payable amount, which prepayments reduce) with another figure means the
@@ -64,6 +66,7 @@ from docassay.verifiers.checks.roles import also_under
 from docassay.verifiers.checks.signal import Signal
 from docassay.verifiers.checks.values import num
 from docassay.verifiers.checks.vocabulary import (
+    READER_WORDS,
     RIVALS,
     ROLE_MEANING,
     SUPPORTS,
@@ -117,7 +120,11 @@ def label_meaning(ctx: VerifyContext) -> list[Signal]:
         if near is None:
             continue
         meanings, phrase = near
-        if own in meanings or meanings & set(SUPPORTS.get(role, ())):
+        label = p.left if p is not None and p.left else (ev.label if isinstance(ev, FieldEvidence) and ev.label else "")
+        if role == "seller_vat_id" and own in meanings and READER_WORDS & set(fold(label).split()[-4:]):
+            out.append(Signal(f, "label_meaning", "fail",
+                              f"labelled {' '.join(label.split()[-4:])!r}, addressed to the reader: the buyer's VAT ID"))
+        elif own in meanings or meanings & set(SUPPORTS.get(role, ())):
             out.append(Signal(f, "label_meaning", "pass", f"labelled {phrase!r} ({own})"))
         elif meanings & set(RIVALS.get(role, ())):
             rival = sorted(meanings & set(RIVALS[role]))[0]

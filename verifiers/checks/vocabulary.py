@@ -21,7 +21,7 @@ import re
 import unicodedata
 from functools import lru_cache
 
-__all__ = ["MEANINGS", "ROLE_MEANING", "SUPPORTS", "RIVALS", "VETO", "fold", "meanings_in", "heading_meaning",
+__all__ = ["MEANINGS", "READER_WORDS", "ROLE_MEANING", "SUPPORTS", "RIVALS", "VETO", "fold", "meanings_in", "heading_meaning",
            "is_label_text", "tax_inclusion", "LEGAL_WORDS", "is_legal_line"]
 
 MEANINGS: dict[str, tuple[str, ...]] = {
@@ -202,6 +202,9 @@ def tax_inclusion(text: str) -> str | None:
 
 
 # The meaning a field of each role should be labelled with.
+# Words that address the reader ("Uw BTW-nummer", "Your VAT ID", "Ihre USt-IdNr.", "Su NIF"): a label
+# with them names the buyer's value on the seller's document.
+READER_WORDS = frozenset({"your", "uw", "ihre", "ihr", "votre", "su", "vuestro"})
 ROLE_MEANING = {
     "seller_name": "seller", "buyer_name": "buyer", "seller_address": "seller", "buyer_address": "buyer",
     "seller_vat_id": "vat_id", "buyer_vat_id": "vat_id", "iban": "bank", "bic": "bank",
