@@ -208,6 +208,8 @@ def test_governing_label():
     assert L.governing_label("Ursprungsrechnung R-51740 vom") == "Ursprungsrechnung R-51740 vom"
     assert L.governing_label("Rechnung Nr. 12 Bestellnummer:") == "Bestellnummer:"
     assert L.governing_label("Datum:") == "Datum:"
+    assert L.governing_label("Factura original IN-2019-6914 de fecha") == "Factura original IN-2019-6914 de fecha"
+    assert L.governing_label("Invoice No. 123 Date") == "Date"          # a date word alone is the date's own label
 
 
 @pytest.mark.parametrize("case", [ctx(m) for m in __import__("tests.verifiers.checkkit", fromlist=["MALFORMED"]).MALFORMED])
@@ -229,7 +231,9 @@ def test_other_document_a_referenced_invoice_only_on_a_credit_note():
 def test_other_document_a_credit_notes_sentence_about_the_credited_invoice():
     # "Se rapporte à la facture F17554 du 27-09-2017" on a credit note: the date is the credited invoice's
     for line, date, iso in (("Se rapporte à la facture F17554 du 27-09-2017", "27-09-2017", "2017-09-27"),
-                            ("Relates to invoice F514 dated 2019-03-02", "2019-03-02", "2019-03-02")):
+                            ("Relates to invoice F514 dated 2019-03-02", "2019-03-02", "2019-03-02"),
+                            ("Factura original IN-2019-6914 de fecha 17/02/2019", "17/02/2019", "2019-02-17"),
+                            ("Facture initiale F-88 en date du 17/02/2019", "17/02/2019", "2019-02-17")):
         doc = page_doc([(50, 20, "AVOIR"), (50, 40, line)])
         c = ctx(dict(GOOD, issue_date=iso, gross_total=-562.87), doc=doc,
                 evidence={"issue_date": at(doc, "issue_date", date)})

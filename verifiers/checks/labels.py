@@ -456,16 +456,22 @@ CONNECTIVES = frozenset({"vom", "von", "du", "del", "de", "van", "dated", "of", 
 _VALUE_WORD = re.compile(r"\d")
 
 
+_DATE_WORDS = frozenset({"fecha", "date", "datum", "data", "en"})     # "de fecha", "en date du": a connective's date
+
+
 def governing_label(left: str) -> str:
     """The words that label the value at the end of `left`: back to the previous value (a word with
     a digit), and over one value more when only connectives stand between ("Ursprungsrechnung
-    R-51740 vom" -> "Ursprungsrechnung R-51740 vom")."""
+    R-51740 vom" -> "Ursprungsrechnung R-51740 vom"), a bare date word with them ("Factura original
+    IN-2019-6914 de fecha")."""
     words = left.split()
     i = len(words)
     while i > 0 and not _VALUE_WORD.search(words[i - 1]):
         i -= 1
     seg = words[i:]
-    if i > 0 and seg and all(fold(w) in CONNECTIVES or not fold(w) for w in seg):
+    folded = [fold(w) for w in seg]
+    if i > 0 and seg and all(w in CONNECTIVES or w in _DATE_WORDS or not w for w in folded) \
+            and any(w in CONNECTIVES for w in folded):
         j = i - 1
         while j > 0 and _VALUE_WORD.search(words[j - 1]):
             j -= 1
@@ -488,9 +494,11 @@ def names_other_document(text: str, role: str, credit: bool = False) -> str | No
     if not credit:
         return None
     words = fold(text).split()
-    for m, ph, a, _ in found:
+    for m, ph, a, e in found:
         if m == "document_number" and any(w in REFERENCE_WORDS for w in words[max(0, a - 3):a]):
             return f"{' '.join(words[max(0, a - 3):a])} {ph!r} (a referenced invoice)"
+        if m == "document_number" and words[e:e + 1] and words[e] in REFERENCE_WORDS:
+            return f"{ph!r} {words[e]} (a referenced invoice)"    # "factura original", "facture initiale"
     return None
 
 
