@@ -79,14 +79,15 @@ DOUBT_CHECKS = ("other_document", "total_covers_subtotal", "total_last", "label_
 of dev-tune and synthetic seeds 0-6, 8-10 (1,529 records; BENCHMARKS.md, issue 12 "where a shop's
 name ends, a private buyer"): `label_above` 11, `label_across` 3, `total_last` 12,
 `total_covers_subtotal` 5, `final_net` 40, `name_label_prefix` 32, `name_joined` 3 and
-`date_in_period` 8 fails (with seed 12's captures), all on wrong values; over the captures of
-seeds 0-6, 8-10, 12 and 15-17 and dev-tune (2026-12-04, third stop) `terms_days` 4 fails, `discount_date` 3 and the
-VAT IDs' `label_above` under another field's label 3, all on wrong values; `seller_with_vat`
-fails a pair of which one value is wrong (14 records of 14);
-`other_document` 35 wrong values and 3 right ones, each a date equal by chance to the date of the
-document its label names. A present field with such a failing signal is `doubtful` at any
-target, its confidence capped at DOUBT_CAP, whatever the calibrator says (its weights see too few
-such examples to learn it)."""
+`date_in_period` 8 fails (with seed 12's captures), all on wrong values; `seller_with_vat` fails a
+pair of which one value is wrong (14 records of 14). Over the captures of seeds 0-6, 8-10, 12,
+15-20 and dev-tune (2026-12-04, third stop; BENCHMARKS.md, "payment terms, discount dates"):
+`terms_days` 4 fails, `discount_date` 3, the VAT IDs' `label_above` under another field's label 3,
+all on wrong values; `other_document` 55 wrong values and 6 right ones: five dates equal by
+chance to the date of the document their label names, one invoice number under "Réf. facture:"
+on a credit note. A present field with such a failing signal
+is `doubtful` at any target, its confidence capped at DOUBT_CAP, whatever the calibrator says (its
+weights see too few such examples to learn it)."""
 DOUBT_CAP = 0.5
 
 
