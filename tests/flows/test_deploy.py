@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -145,6 +146,7 @@ def prefect_server() -> Iterator[dict[str, str]]:
     finally:
         _stop(proc)
         log.close()
+        shutil.rmtree(home, ignore_errors=True)      # the server's database and logs: nothing left in /tmp
 
 
 def _api(env: dict[str, str], path: str, body: dict | None = None) -> Any:
