@@ -75,6 +75,18 @@ def test_address_shape(value, outcome):
     assert by(P.address_shape(ctx(rec, schema=RECEIPT)), "address", "address_shape") == [outcome]
 
 
+@pytest.mark.parametrize("value,fails", [
+    ("NO. 102, JALAN PERMAI 24, TAMAN SERI, 12024 SHAH ALAM, SELANGOR. NO. TEL: +60 5-4237 6949 BIL TUNAI", True),
+    ("222, chemin du Moulin Bâtiment A 30257 Lyon Tél.", True), ("STATIONSWEG 60 1514 PR TILBURG KASSABON", True),
+    ("NO . J-G-02, SOHO KI, SOLARIS MONT KIERA, 50 480 KL GST NO .", True),
+    ("NO. 102, JALAN PERMAI 24, TAMAN SERI, 12024 SHAH ALAM, SELANGOR.", False),
+    ("SINCE 1985", False),                  # a slogan, not another field: address_shape's, not this check's
+    ("BANDAR BARU PERMAS JAYA", False)])    # no street word: address_shape's doubt
+def test_address_mixed(value, fails):
+    s = P.address_mixed(ctx({"company": "X SDN BHD", "address": value, "total": 1.0}, schema=RECEIPT))
+    assert by(s, "address", "address_mixed") == (["fail"] if fails else [])
+
+
 def test_amount_format():
     doc = page_doc([(50, 50, "Qty 6"), (50, 62, "Item 5.30"), (50, 74, "Item 10.60"), (50, 86, "Total 15.90")])
     ok = ctx({"total": 15.9}, schema=RECEIPT, doc=doc, evidence={"total": at(doc, "total", "15.90")})

@@ -88,3 +88,16 @@ def test_conformance():
     doc = page_doc([(50, 300, "Bei Zahlung bis 24.09.2016 2% Skonto")])
     assert_conformant(T.discount_date, ctx(dict(GOOD, due_date="2016-09-24"), doc=doc,
                                            evidence={"due_date": at(doc, "due_date", "24.09.2016")}))
+
+
+def test_terms_usual_without_printed_terms():
+    # "Invoice date: 6/6/2023", "Please remit payment by 7/6/2023": read 7 June (1 day), 6 July is 30 days on
+    doc = page_doc([(50, 60, "Invoice date: 6/6/2023"), (50, 300, "Please remit payment by 7/6/2023 .")])
+    rec = dict(GOOD, issue_date="2023-06-06", due_date="2023-06-07")
+    s = T.terms_usual(ctx(rec, doc=doc, extraction=_other(due_date="2023-07-06")))
+    assert by(s, "due_date", "terms_usual") == ["fail"] and by(s, "issue_date", "terms_usual") == []
+    right = dict(GOOD, issue_date="2023-06-06", due_date="2023-07-06")
+    assert T.terms_usual(ctx(right, doc=doc, extraction=_other(due_date="2023-06-07"))) == []
+    # printed terms decide: terms_usual says nothing
+    assert T.terms_usual(ctx(rec, doc=_doc("Net 30"), extraction=_other(due_date="2023-07-06"))) == []
+    assert_conformant(T.terms_usual, ctx(rec, doc=doc, extraction=_other(due_date="2023-07-06")))

@@ -12,6 +12,10 @@
                       title and carries no legal form ("MS JOAN WONG"; not "MR. D.I.Y. SDN BHD") fails
     address_shape     an address holds a postcode or a street word and no date, time, phone
                       number, price or "label : value" pair (a till line read with it)
+    address_mixed     an address that holds another printed field (contact details, a time, a
+                      date, a phone number, a price, "label : value", a document's title, a tax
+                      number's label) was read with a line that is not the address: fail. Only
+                      fails: `address_shape`'s failures of these kinds as a check of their own
     amount_format     an amount was read from a figure printed with cents where the document
                       prints its amounts with cents (a bare "6" beside "15.90" is a quantity)
     number_shape      a document number holds a digit and is one short token run (no sentence),
@@ -39,7 +43,7 @@ from docassay.verifiers.context import VerifyContext
 
 __all__ = ["date_range", "due_after_issue", "tax_share", "name_shape", "address_shape", "address_verdict",
            "amount_format", "name_verdict", "is_fragment", "FORM_OR_TRADE",
-           "number_shape", "date_in_period", "CHECKS",
+           "number_shape", "date_in_period", "address_mixed", "CHECKS",
            "EARLIEST_YEAR", "LATEST_AHEAD_DAYS", "MAX_TERM_DAYS", "MAX_TAX_SHARE", "today"]
 
 EARLIEST_YEAR = 1990            # no business document of interest is older
@@ -248,20 +252,31 @@ _SINCE_YEAR = re.compile(r"\b(?:seit|sinds|since|depuis|desde|dal|sejak|establis
                          r"(?:1[89]|20)\d\d\b")
 
 
-def _address_verdict(v: str) -> tuple[str, str]:
+def _address_mixed(v: str) -> str | None:
+    """Why `v` holds another printed field besides an address (contact details, a time, a date, a
+    phone number, a price, "label : value", a document's title, a tax number's label), else None."""
     if _CONTACT.search(fold(v)) or _INTL_PHONE.search(v):
-        return "fail", "holds contact details: a line that is not the address was read with it"
+        return "holds contact details: a line that is not the address was read with it"
     for rx, why in ((_TIME, "a time"), (_DATE, "a date"), (_PHONE, "a phone number"), (_PRICE, "a price")):
         if rx.search(v):
-            return "fail", f"holds {why}: a line that is not the address was read with it"
+            return f"holds {why}: a line that is not the address was read with it"
     if _SHORT_LABEL_VALUE.match(v.strip()):
-        return "fail", "reads as 'label : value'"
+        return "reads as 'label : value'"
+    if _TITLE_AT_END.search(fold(v)):
+        return "ends with a document's title: the heading under the address was read with it"
+    if _TAX_LABEL.search(fold(v)):
+        return "holds a tax number's label: a line that is not the address was read with it"
+    return None
+
+
+def _address_verdict(v: str) -> tuple[str, str]:
+    why = _address_mixed(v)
+    if why is not None and not why.startswith(("ends with", "holds a tax")):
+        return "fail", why
     if _SINCE_YEAR.search(fold(v)):
         return "fail", "reads as a 'since <year>' line (a slogan), not an address"
-    if _TITLE_AT_END.search(fold(v)):
-        return "fail", "ends with a document's title: the heading under the address was read with it"
-    if _TAX_LABEL.search(fold(v)):
-        return "fail", "holds a tax number's label: a line that is not the address was read with it"
+    if why is not None:
+        return "fail", why
     if _POSTCODE.search(v) or _STREET_WORDS.search(fold(v)) or _STREET.search(v) or _BUILDING_WORDS.search(fold(v)):
         return "pass", "has a postcode or a street word"
     return "fail", "has neither a postcode nor a street word"
@@ -281,6 +296,15 @@ def address_shape(ctx: VerifyContext) -> list[Signal]:
             continue
         outcome, why = _address_verdict(v)
         out.append(Signal(f, "address_shape", outcome, f"{v[:60]!r} {why}"))  # type: ignore[arg-type]
+    return out
+
+
+def address_mixed(ctx: VerifyContext) -> list[Signal]:
+    out = []
+    for f, role in roles_of(ctx.schema).by_field.items():
+        v = text(ctx.record.get(f)) if role in ("seller_address", "buyer_address") else None
+        if v is not None and (why := _address_mixed(v)) is not None:
+            out.append(Signal(f, "address_mixed", "fail", f"{v[:60]!r} {why}"))
     return out
 
 
@@ -404,4 +428,4 @@ def date_in_period(ctx: VerifyContext) -> list[Signal]:
 
 CHECKS = (("date_range", date_range), ("due_after_issue", due_after_issue), ("tax_share", tax_share),
           ("name_shape", name_shape), ("address_shape", address_shape), ("amount_format", amount_format),
-          ("number_shape", number_shape), ("date_in_period", date_in_period))
+          ("number_shape", number_shape), ("date_in_period", date_in_period), ("address_mixed", address_mixed))

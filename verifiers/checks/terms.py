@@ -8,6 +8,10 @@
                     apart and the other reading of them is, the dates were read in the wrong order:
                     fail on each date whose other reading it takes. Only fails (terms that do not
                     match are no proof: an early-payment discount, a due date set by hand)
+    terms_usual     the same where the page prints no terms in days: the dates as read are an
+                    unusual number of days apart (not one of USUAL_TERMS: "due 1 day after issue")
+                    while exactly one other reading is a usual term (30 days): fail. Only fails; a
+                    calibrator feature, not a veto (an unusual term is possible)
     discount_date   a due date printed as the only date of a line that offers a discount for
                     early payment (a percentage and a discount's word: "Bij betaling voor
                     24.09.2016 3% kredietbeperking", "Bei Zahlung bis 24.09.2016 2% Skonto") is the
@@ -32,7 +36,7 @@ from docassay.verifiers.checks.values import iso_date
 from docassay.verifiers.checks.vocabulary import meanings_in
 from docassay.verifiers.context import VerifyContext
 
-__all__ = ["terms_days", "discount_date", "printed_term_days", "CHECKS"]
+__all__ = ["terms_days", "terms_usual", "discount_date", "printed_term_days", "USUAL_TERMS", "CHECKS"]
 
 _DAY_WORDS = r"(?:days?|tagen?|tage|jours?|d[ií]as|dagen|giorni|hari)"
 # "30 days", "30 Tage netto", "à 30 jours", "a 30 días", "binnen 14 dagen"; "Net 60", "Net 30 days"
@@ -66,25 +70,44 @@ def _readings(ctx: VerifyContext, f: str) -> list[date]:
     return [own, *dict.fromkeys(d for d in others if d is not None and d != own)]
 
 
-def terms_days(ctx: VerifyContext) -> list[Signal]:
+USUAL_TERMS = frozenset({7, 10, 14, 15, 20, 21, 28, 29, 30, 31, 45, 60, 90})   # days; 28-31: the same day a month on
+
+
+def _swapped(ctx: VerifyContext, days: frozenset[int] | set[int], check: str, what: str) -> list[Signal]:
+    """Fail signals for the dates whose other reading alone puts the due date `days` after the
+    issue date, where the dates as read do not."""
     r = roles_of(ctx.schema)
     fi, fd = r.first("issue_date"), r.first("due_date")
-    if fi is None or fd is None or ctx.document is None:
+    if fi is None or fd is None:
         return []
     issue, due = _readings(ctx, fi), _readings(ctx, fd)
     if not issue or not due or (len(issue) == 1 and len(due) == 1):
         return []                               # nothing read in two orders
-    days = printed_term_days([t for _, _, t in doc_lines(ctx.document)])
     if not days or (due[0] - issue[0]).days in days:
         return []
     fits = [(i, d) for i, d in product(issue, due) if (d - i).days in days]
     if len(fits) != 1:
         return []                               # no other reading fits, or several do
     i, d = fits[0]
-    terms = ", ".join(str(n) for n in sorted(days))
-    return [Signal(f, "terms_days", "fail",
-                   f"the payment terms ({terms} days) fit {other.isoformat()}, the other reading of the printed date")
+    n = (d - i).days
+    return [Signal(f, check, "fail", f"{what} ({n} days) fit {other.isoformat()}, the other reading of the printed date")
             for f, own, other in ((fi, issue[0], i), (fd, due[0], d)) if other != own]
+
+
+def _page_terms(ctx: VerifyContext) -> set[int]:
+    return printed_term_days([t for _, _, t in doc_lines(ctx.document)]) if ctx.document is not None else set()
+
+
+def terms_days(ctx: VerifyContext) -> list[Signal]:
+    if ctx.document is None:
+        return []
+    return _swapped(ctx, _page_terms(ctx), "terms_days", "the printed payment terms")
+
+
+def terms_usual(ctx: VerifyContext) -> list[Signal]:
+    if ctx.document is None or _page_terms(ctx):
+        return []                               # printed terms decide (terms_days)
+    return _swapped(ctx, USUAL_TERMS, "terms_usual", "a usual payment term")
 
 
 _A_DATE = re.compile(r"(?<![\d])(?:\d{1,2}[./-]\d{1,2}[./-]\d{2,4}|\d{4}-\d{2}-\d{2}|"
@@ -105,4 +128,4 @@ def discount_date(ctx: VerifyContext) -> list[Signal]:
                    f"printed on a line that offers a discount for early payment ({p.text.strip()[:60]!r}): the discount's date")]
 
 
-CHECKS = (("terms_days", terms_days), ("discount_date", discount_date))
+CHECKS = (("terms_days", terms_days), ("terms_usual", terms_usual), ("discount_date", discount_date))

@@ -113,7 +113,9 @@ MEANINGS: dict[str, tuple[str, ...]] = {
                       "einzelpreis", "unit price", "gesamtpreis", "positionsbetrag", "pos", "position", "designation",
                       "quantite", "prix unitaire", "omschrijving", "aantal", "stukprijs", "warenwert",
                       "art nr", "artikelnummer", "artikel nr", "article no", "item no", "sku", "gtin", "ean",
-                      "getlinetradeagreementbruttopreis"),
+                      "getlinetradeagreementbruttopreis", "producto", "no producto", "cod producto", "articulo",
+                      "cod articulo", "cantidad", "precio unitario", "concepto", "denominacion", "libelle",
+                      "prix unitaire ht", "eenheidsprijs", "prijs per stuk"),
     # What is left to pay: the gross total, unless something was paid before (a prepayment, a deposit).
     "amount_due": ("amount due", "balance due", "total due", "amount payable", "total payable", "total to pay",
                    "zahlbetrag", "zu zahlen", "net a payer", "a payer", "te betalen", "total a pagar", "a pagar",

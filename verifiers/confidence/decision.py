@@ -74,7 +74,7 @@ DEFAULT_MISSING_PRINTED = "confirm"
 INCOMPLETE_CHECKS = ("label_printed", "party_printed", "address_printed")   # fail signals on an empty field that make it needed
 DOUBT_CHECKS = ("other_document", "total_covers_subtotal", "total_last", "label_above", "label_across",
                 "seller_with_vat", "name_label_prefix", "final_net", "name_joined", "date_in_period",
-                "terms_days", "discount_date")
+                "terms_days", "discount_date", "address_mixed")
 """Checks whose failure is near-certain evidence that a value is wrong. Over the full captures
 of dev-tune and synthetic seeds 0-6, 8-10 (1,529 records; BENCHMARKS.md, issue 12 "where a shop's
 name ends, a private buyer"): `label_above` 11, `label_across` 3, `total_last` 12,
