@@ -214,6 +214,12 @@ def test_address_printed_an_empty_address_under_the_shops_name():
                                  doc=page_doc(lines))) == []
     assert P.address_printed(ctx(rec, schema=RECEIPT, doc=page_doc(lines[:3] + lines[5:]))) == []
     assert P.address_printed(ctx(dict(rec, company="ACME SDN BHD"), schema=RECEIPT, doc=page_doc(lines))) == []
+    # the shop's name wrapped over two lines
+    wrapped = [(50, 20, "HELEVIS MUTIARA MINI MARKET SDN"), (50, 32, "BHD"), (50, 44, "(495688-A)"),
+               (50, 56, "Branch: BAHAGIA"), (50, 68, "NO. 134, JALAN JAYA"), (50, 80, "23, TAMAN BAHAGIA, 96864"),
+               (50, 92, "GEORGETOWN, PULAU PINANG.")]
+    shop = {"company": "HELEVIS MUTIARA MINI MARKET SDN BHD", "date": "2018-07-30", "total": 114.2}
+    assert by(P.address_printed(ctx(shop, schema=RECEIPT, doc=page_doc(wrapped))), "address", "address_printed") == ["fail"]
 
 
 def test_party_printed_says_nothing_for_the_other_partys_block_a_bank_line_or_a_present_name():

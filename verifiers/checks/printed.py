@@ -389,6 +389,10 @@ def address_printed(ctx: VerifyContext) -> list[Signal]:
     lines = getattr(pages[0], "lines", None) or []
     want = compact(name)
     start = next((i for i, ln in enumerate(lines) if want in compact(getattr(ln, "text", ""))), None)
+    if start is None:                    # a name wrapped over two lines ("... MINI MARKET SDN" / "BHD")
+        start = next((i + 1 for i in range(len(lines) - 1)
+                      if (a := compact(getattr(lines[i], "text", ""))) and len(a) >= len(want) // 2
+                      and want == a + compact(getattr(lines[i + 1], "text", ""))), None)
     if start is None:
         return []
     for li in range(start + 1, min(start + 1 + ADDRESS_LINES, len(lines))):

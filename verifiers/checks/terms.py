@@ -10,8 +10,7 @@
                     match are no proof: an early-payment discount, a due date set by hand)
     terms_usual     the same where the page prints no terms in days: the dates as read are an
                     unusual number of days apart (not one of USUAL_TERMS: "due 1 day after issue")
-                    while exactly one other reading is a usual term (30 days): fail. Only fails; a
-                    calibrator feature, not a veto (an unusual term is possible)
+                    while exactly one other reading is a usual term (30 days): fail. Only fails
     discount_date   a due date printed as the only date of a line that offers a discount for
                     early payment (a percentage and a discount's word: "Bij betaling voor
                     24.09.2016 3% kredietbeperking", "Bei Zahlung bis 24.09.2016 2% Skonto") is the
