@@ -98,6 +98,9 @@ def test_terms_usual_without_printed_terms():
     assert by(s, "due_date", "terms_usual") == ["fail"] and by(s, "issue_date", "terms_usual") == []
     right = dict(GOOD, issue_date="2023-06-06", due_date="2023-07-06")
     assert T.terms_usual(ctx(right, doc=doc, extraction=_other(due_date="2023-06-07"))) == []
+    # an issue and a due date printed alike ("05/06/2023", due on receipt) read the same either way
+    same = dict(GOOD, issue_date="2023-06-05", due_date="2023-06-05")
+    assert T.terms_usual(ctx(same, doc=doc, extraction=_other(issue_date="2023-05-06", due_date="2023-05-06"))) == []
     # printed terms decide: terms_usual says nothing
     assert T.terms_usual(ctx(rec, doc=_doc("Net 30"), extraction=_other(due_date="2023-07-06"))) == []
     assert_conformant(T.terms_usual, ctx(rec, doc=doc, extraction=_other(due_date="2023-07-06")))

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import re
 from datetime import date
-from itertools import product
 
 from docassay.verifiers.checks.fields import roles_of
 from docassay.verifiers.checks.page import doc_lines, place
@@ -73,8 +72,8 @@ USUAL_TERMS = frozenset({7, 10, 14, 15, 20, 21, 28, 29, 30, 31, 45, 60, 90})   #
 
 
 def _swapped(ctx: VerifyContext, days: frozenset[int] | set[int], check: str, what: str) -> list[Signal]:
-    """Fail signals for the dates whose other reading alone puts the due date `days` after the
-    issue date, where the dates as read do not."""
+    """Fail signals for the dates whose other reading puts the due date `days` after the issue
+    date, where the dates as read do not."""
     r = roles_of(ctx.schema)
     fi, fd = r.first("issue_date"), r.first("due_date")
     if fi is None or fd is None:
@@ -84,10 +83,11 @@ def _swapped(ctx: VerifyContext, days: frozenset[int] | set[int], check: str, wh
         return []                               # nothing read in two orders
     if not days or (due[0] - issue[0]).days in days:
         return []
-    fits = [(i, d) for i, d in product(issue, due) if (d - i).days in days]
-    if len(fits) != 1:
-        return []                               # no other reading fits, or several do
-    i, d = fits[0]
+    # one document prints its dates in one order: every date that reads two ways is swapped together
+    # (an issue and a due date printed alike, "05/06/2023", are 0 days apart either way, never 30)
+    i, d = issue[-1] if len(issue) == 2 else issue[0], due[-1] if len(due) == 2 else due[0]
+    if len(issue) > 2 or len(due) > 2 or (d - i).days not in days:
+        return []                               # the other reading does not fit either, or is not one
     n = (d - i).days
     return [Signal(f, check, "fail", f"{what} ({n} days) fit {other.isoformat()}, the other reading of the printed date")
             for f, own, other in ((fi, issue[0], i), (fd, due[0], d)) if other != own]
