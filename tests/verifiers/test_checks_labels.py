@@ -54,7 +54,8 @@ def test_label_meaning_veto_on_the_line():
 @pytest.mark.parametrize("line,outcome", [("USt-IdNr. Kunde ATU97594706", "fail"), ("N° TVA client FR55191413590", "fail"),
                                           ("USt-IdNr. ATU97594706", "pass"),
                                           ("Uw BTW-nummer: NL083265105B96", "fail"),    # addressed to the reader
-                                          ("Your VAT ID: GB123456789", "fail"), ("Our VAT ID: GB123456789", "pass")])
+                                          ("Your VAT ID: GB123456789", "fail"), ("Our VAT ID: GB123456789", "pass"),
+                                          ("Thank you for your order. VAT no. GB123456789", "pass")])
 def test_label_meaning_the_buyers_vat_id_is_not_the_sellers(line, outcome):
     doc = page_doc([(50, 40, "Ihr Kontakt Sabine Fischer"), (300, 40, line)])
     value = line.split()[-1]

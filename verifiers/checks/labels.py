@@ -100,6 +100,14 @@ def nearest_meanings(text: str) -> tuple[set[str], str] | None:
     return {m for m, _ in last}, last[0][1]
 
 
+def _addressed_to_reader(label: str, phrase: str) -> bool:
+    """The word right before the last `phrase` of `label` addresses the reader ("Uw BTW-nummer",
+    "Your VAT ID"; not "Thank you for your order. VAT no.")."""
+    words, pw = fold(label).split(), fold(phrase).split()
+    starts = [i for i in range(len(words) - len(pw) + 1) if words[i:i + len(pw)] == pw]
+    return bool(starts) and starts[-1] > 0 and words[starts[-1] - 1] in READER_WORDS
+
+
 def label_meaning(ctx: VerifyContext) -> list[Signal]:
     out = []
     for f, role in roles_of(ctx.schema).by_field.items():
@@ -121,7 +129,7 @@ def label_meaning(ctx: VerifyContext) -> list[Signal]:
             continue
         meanings, phrase = near
         label = p.left if p is not None and p.left else (ev.label if isinstance(ev, FieldEvidence) and ev.label else "")
-        if role == "seller_vat_id" and own in meanings and READER_WORDS & set(fold(label).split()[-4:]):
+        if role == "seller_vat_id" and own in meanings and _addressed_to_reader(label, phrase):
             out.append(Signal(f, "label_meaning", "fail",
                               f"labelled {' '.join(label.split()[-4:])!r}, addressed to the reader: the buyer's VAT ID"))
         elif own in meanings or meanings & set(SUPPORTS.get(role, ())):
