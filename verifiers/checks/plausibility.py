@@ -252,9 +252,9 @@ _SINCE_YEAR = re.compile(r"\b(?:seit|sinds|since|depuis|desde|dal|sejak|establis
                          r"(?:1[89]|20)\d\d\b")
 
 
-def _address_mixed(v: str) -> str | None:
-    """Why `v` holds another printed field besides an address (contact details, a time, a date, a
-    phone number, a price, "label : value", a document's title, a tax number's label), else None."""
+def _other_line(v: str) -> str | None:
+    """Why `v` holds a line that is no address (contact details, a time, a date, a phone number, a
+    price, "label : value"), else None."""
     if _CONTACT.search(fold(v)) or _INTL_PHONE.search(v):
         return "holds contact details: a line that is not the address was read with it"
     for rx, why in ((_TIME, "a time"), (_DATE, "a date"), (_PHONE, "a phone number"), (_PRICE, "a price")):
@@ -262,6 +262,11 @@ def _address_mixed(v: str) -> str | None:
             return f"holds {why}: a line that is not the address was read with it"
     if _SHORT_LABEL_VALUE.match(v.strip()):
         return "reads as 'label : value'"
+    return None
+
+
+def _title_or_tax_label(v: str) -> str | None:
+    """Why `v` ends with a document's title or holds a tax number's label, else None."""
     if _TITLE_AT_END.search(fold(v)):
         return "ends with a document's title: the heading under the address was read with it"
     if _TAX_LABEL.search(fold(v)):
@@ -269,13 +274,17 @@ def _address_mixed(v: str) -> str | None:
     return None
 
 
+def _address_mixed(v: str) -> str | None:
+    """Why `v` holds another printed field besides an address, else None."""
+    return _other_line(v) or _title_or_tax_label(v)
+
+
 def _address_verdict(v: str) -> tuple[str, str]:
-    why = _address_mixed(v)
-    if why is not None and not why.startswith(("ends with", "holds a tax")):
+    if (why := _other_line(v)) is not None:
         return "fail", why
     if _SINCE_YEAR.search(fold(v)):
         return "fail", "reads as a 'since <year>' line (a slogan), not an address"
-    if why is not None:
+    if (why := _title_or_tax_label(v)) is not None:
         return "fail", why
     if _POSTCODE.search(v) or _STREET_WORDS.search(fold(v)) or _STREET.search(v) or _BUILDING_WORDS.search(fold(v)):
         return "pass", "has a postcode or a street word"
@@ -356,10 +365,13 @@ def _house_number_elsewhere(ctx: VerifyContext, f: str, s: str) -> str | None:
     return None
 
 
+# The first word of a street written before its name after a house number ("105, chemin de l'Église")
+_STREET_FIRST = re.compile(r"(?:chemin|avenue|rue|place|boulevard|all[ée]e|impasse|quai|route|calle|avenida|paseo|"
+                           r"plaza|via|viale|carrer|rua)\b")
+
+
 def _street_like(words: str) -> bool:
-    return bool(_STREET_WORDS.search(fold(words)) or re.match(r"(?:chemin|avenue|rue|place|boulevard|all[ée]e|impasse|"
-                                                                r"quai|route|calle|avenida|paseo|plaza|via|viale|"
-                                                                r"carrer|rua)\b", fold(words)))
+    return bool(_STREET_WORDS.search(fold(words)) or _STREET_FIRST.match(fold(words)))
 
 
 def _not_a_number(ctx: VerifyContext, f: str, s: str) -> str | None:

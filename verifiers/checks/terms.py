@@ -27,6 +27,7 @@ from __future__ import annotations
 import re
 from datetime import date
 
+from docassay.verifiers.checks.cache import IdentityCache
 from docassay.verifiers.checks.fields import roles_of
 from docassay.verifiers.checks.page import doc_lines, place
 from docassay.verifiers.checks.signal import Signal
@@ -93,8 +94,14 @@ def _swapped(ctx: VerifyContext, days: frozenset[int] | set[int], check: str, wh
             for f, own, other in ((fi, issue[0], i), (fd, due[0], d)) if other != own]
 
 
+_TERMS = IdentityCache(8)           # per document: terms_days and terms_usual read the same terms
+
+
 def _page_terms(ctx: VerifyContext) -> set[int]:
-    return printed_term_days([t for _, _, t in doc_lines(ctx.document)]) if ctx.document is not None else set()
+    doc = ctx.document
+    if doc is None:
+        return set()
+    return _TERMS.get_or_make(doc, "terms", lambda: printed_term_days([t for _, _, t in doc_lines(doc)]))
 
 
 def terms_days(ctx: VerifyContext) -> list[Signal]:
