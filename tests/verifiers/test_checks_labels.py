@@ -248,3 +248,11 @@ def test_label_meaning_a_referenced_invoice_label_on_an_invoice_is_its_own_numbe
     assert by(L.label_meaning(own), "invoice_number", "label_meaning") == []
     credit = ctx(dict(GOOD, invoice_number="FAC/2021/7038256", gross_total=-562.87), doc=doc, evidence=ev)
     assert by(L.label_meaning(credit), "invoice_number", "label_meaning") == ["fail"]
+
+
+def test_label_meaning_the_readers_vat_label_found_by_the_anchor():
+    # nothing that labels the value stands left of it on its line: the label it was found by decides
+    doc = page_doc([(50, 40, "Uw BTW-nummer:"), (50, 52, "Ref NL187575459B99")])
+    c = ctx(dict(GOOD, seller_vat_id="NL187575459B99"), doc=doc,
+            evidence={"seller_vat_id": at(doc, "seller_vat_id", "NL187575459B99", label="=Uw BTW-nummer:")})
+    assert by(L.label_meaning(c), "seller_vat_id", "label_meaning") == ["fail"]

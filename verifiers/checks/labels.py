@@ -122,13 +122,14 @@ def label_meaning(ctx: VerifyContext) -> list[Signal]:
                 out.append(Signal(f, "label_meaning", "fail",
                                   f"its line {p.text[:80]!r} prints {veto[0][1]!r} ({veto[0][0]})"))
                 continue
-        near = nearest_meanings(p.left) if p is not None and p.left else None
+        label = p.left if p is not None and p.left else ""
+        near = nearest_meanings(label) if label else None
         if near is None and isinstance(ev, FieldEvidence) and ev.label:
-            near = nearest_meanings(_ANCHOR_NOISE.sub("", ev.label))
+            label = _ANCHOR_NOISE.sub("", ev.label)
+            near = nearest_meanings(label)
         if near is None:
             continue
         meanings, phrase = near
-        label = p.left if p is not None and p.left else (ev.label if isinstance(ev, FieldEvidence) and ev.label else "")
         if role == "seller_vat_id" and own in meanings and _addressed_to_reader(label, phrase):
             out.append(Signal(f, "label_meaning", "fail",
                               f"labelled {' '.join(label.split()[-4:])!r}, addressed to the reader: the buyer's VAT ID"))
