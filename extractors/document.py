@@ -200,8 +200,9 @@ def build_lines(words: Sequence[Word], y_tolerance: float = 0.5,
     row sit side by side, so a word whose horizontal extent overlaps a line's word by more than
     `x_stack` of the narrower width belongs to another row (two tightly set rows whose boxes
     overlap vertically, e.g. a two-line shop name, would otherwise merge into one line and
-    interleave their words). Lines are sorted top to bottom, words in a line left to right.
-    Returns new lists; the words get their `line` index set.
+    interleave their words), and unless it meets the line only through a much taller word
+    (`_bridged`). Lines are sorted top to bottom, words in a line left to right. Returns new
+    lists; the words get their `line` index set.
     """
     if not words:
         return [], []
@@ -215,7 +216,8 @@ def build_lines(words: Sequence[Word], y_tolerance: float = 0.5,
         for g in range(len(groups) - 1, max(-1, len(groups) - 4), -1):
             gb = boxes[g]
             if gb.y_overlap(b) >= y_tolerance and abs(gb.cy - b.cy) <= 0.6 * max(gb.height, b.height) \
-                    and not any(words[j].bbox.x_overlap(b) > x_stack for j in groups[g]):
+                    and not any(words[j].bbox.x_overlap(b) > x_stack for j in groups[g]) \
+                    and not _bridged([words[j].bbox for j in groups[g]], b):
                 groups[g].append(i)
                 boxes[g] = gb.union(b)
                 placed = True
@@ -235,6 +237,22 @@ def build_lines(words: Sequence[Word], y_tolerance: float = 0.5,
         word_ids = tuple(range(start, len(out_words)))
         lines.append(Line(word_ids, boxes[g], _join(out_words[start:])))
     return out_words, lines
+
+
+BRIDGE_TALLER = 1.5          # a word this many times taller than another spans several of its rows
+BRIDGE_OVERLAP = 0.15        # two words of about one size overlapping vertically less than this stand on two rows
+
+
+def _bridged(members: list[BBox], b: BBox) -> bool:
+    """Whether `b` meets a line only through a much taller word on it (a title, a rotated side
+    text): the line holds a word of about `b`'s size that `b` does not overlap vertically, so the
+    two stand on two rows that the tall word spans ("Factura" beside a seller's name and the
+    street under it). Words of one row on a skewed scan still overlap (above BRIDGE_OVERLAP)."""
+    hb = b.height
+    if hb <= 0 or not any(m.height > BRIDGE_TALLER * hb for m in members):
+        return False
+    return any(m.height > 0 and max(m.height, hb) <= BRIDGE_TALLER * min(m.height, hb)
+               and m.y_overlap(b) < BRIDGE_OVERLAP for m in members)
 
 
 def _join(words: Sequence[Word]) -> str:

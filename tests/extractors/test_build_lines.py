@@ -40,3 +40,21 @@ def test_a_small_horizontal_touch_does_not_split_a_row():
     words = [Word("Grand", BBox(10, 100, 62, 120)), Word("Total", BBox(60, 101, 110, 121)),
              Word("12.00", BBox(300, 100, 350, 120))]
     assert texts(words) == ["Grand Total   12.00"]
+
+
+def test_a_tall_title_beside_two_rows_does_not_join_them():
+    # "Factura" in a large font spans the seller's name and the street under it, printed beside
+    # it in a small font; its line took the street's first word ("Paseo") away from the street.
+    words = [Word("Factura", BBox(58.7, 45.2, 135.5, 71.3)),
+             Word("Servicios", BBox(462.5, 48.1, 499.7, 58.2)), Word("Ruiz", BBox(503.0, 48.1, 520.1, 58.2)),
+             Word("Paseo", BBox(445.0, 58.6, 468.1, 68.6)), Word("de", BBox(471.0, 58.6, 479.8, 68.6)),
+             Word("los", BBox(483.1, 58.6, 493.1, 68.6)), Word("Olivos,", BBox(496.1, 58.6, 521.0, 68.6))]
+    assert texts(words) == ["Factura   Servicios Ruiz", "Paseo de los Olivos,"]
+
+
+def test_a_skewed_row_of_mixed_heights_stays_one_line():
+    # An OCR row on a skewed scan: a tall description, a quantity and an amount whose boxes
+    # overlap each other only partly (from a SROIE receipt).
+    words = [Word("1", BBox(1561, 2927, 1590, 2983)), Word("BUTA", BBox(1722, 2886, 1882, 2980)),
+             Word("SET", BBox(2362, 2886, 2482, 2980)), Word("19.90", BBox(2784, 2874, 2983, 2941))]
+    assert texts(words) == ["1   BUTA   SET   19.90"]
