@@ -241,6 +241,14 @@ def person_name(rng: random.Random, lang: str) -> str:
     return f"{rng.choice(_FIRST[lang])} {rng.choice(_SURNAMES[lang])}"
 
 
+def without_legal_form(name: str) -> str:
+    """`name` without the legal form it ends with ("Yorisstein BV" -> "Yorisstein")."""
+    for legal in sorted({f for forms in _LEGAL.values() for f in forms}, key=len, reverse=True):
+        if name.endswith(" " + legal) and len(name) > len(legal) + 1:
+            return name[: -len(legal) - 1]
+    return name
+
+
 def company_name(rng: random.Random, lang: str, country: str) -> str:
     """A made-up company name with a legal form usual in `country`."""
     legal = rng.choice(_LEGAL[country])

@@ -111,10 +111,20 @@ class ReceiptValues:
     card_digits: str
 
 
+def _brand(company: str) -> str:
+    """A brand line from a company's name: the first two words of its name without the legal form
+    (a trading name: "Yorisstein BV" gives "Yorisstein"), never ending on a joining "&" ("Harris &
+    Taylor Inc." gives "Harris", not "Harris &", which reads as a name cut in two)."""
+    words = names.without_legal_form(company).split(" ")[:2]
+    while len(words) > 1 and words[-1] == "&":
+        words.pop()
+    return " ".join(words)
+
+
 def _shop(rng: random.Random, lang: str, country: str, upper: bool) -> ReceiptShop:
     clang = "ms" if country == "MY" else lang
     company = names.company_name(rng, clang, country)
-    brand = " ".join(names.company_name(rng, clang, country).split(" ")[:2])
+    brand = _brand(names.company_name(rng, clang, country))
     addr = names.address_lines(rng, country, clang)
     if country == "MY":
         reg = f"({rng.randint(10000, 1299999)}-{rng.choice('AHKPTUVWXD')})"

@@ -301,3 +301,16 @@ def test_no_two_text_runs_overlap() -> None:
                         overlap_x = min(r0, r1) - max(l0, l1)
                         overlap_y = min(b0, b1) - max(t0, t1)
                         assert overlap_x <= 0.5 or overlap_y <= 0.5, (sd.doc_id, text0, text1)
+
+
+def test_a_receipt_brand_is_a_trading_name() -> None:
+    from docassay.extractors.synth.receipt import _brand, _shop
+    assert _brand("Harris & Taylor Inc.") == "Harris"
+    assert _brand("Taylor & Hill Corp.") == "Taylor"
+    assert _brand("Merorvis Corp.") == "Merorvis"                 # a trading name carries no legal form
+    assert _brand("Verismark Consultoría S.L.U.") == "Verismark Consultoría"
+    assert _brand("Norartech-Techniek B.V.") == "Norartech-Techniek"
+    rng = random.Random(3)
+    shops = [_shop(rng, "en", "US", False) for _ in range(300)]
+    assert all(not s.brand.endswith("&") for s in shops)
+    assert all(not s.brand.endswith(("Inc.", "LLC", "Corp.", "Co.")) for s in shops)
