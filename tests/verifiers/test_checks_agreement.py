@@ -109,6 +109,21 @@ def test_currency_printed():
     assert by(G.currency_printed(ctx(dict(GOOD, currency="MYR"), doc=signs)), "currency", "currency_printed") == ["pass"]
 
 
+def test_currency_of_total():
+    # The share capital in euros in the footer; the amounts in Swiss francs.
+    doc = page_doc([(50, 50, "Net à payer: Fr. 562.87"), (50, 700, "SAS au capital de 1 000 €")])
+    rec = dict(GOOD, currency="EUR")
+    assert by(G.currency_of_total(ctx(rec, doc=doc)), "currency", "currency_of_total") == ["fail"]
+    assert by(G.currency_printed(ctx(rec, doc=doc)), "currency", "currency_printed") == ["pass"]   # printed, elsewhere
+    assert by(G.currency_of_total(ctx(dict(GOOD, currency="CHF"), doc=doc)), "currency", "currency_of_total") == ["pass"]
+    assert by(G.currency_of_total(ctx(GOOD, doc=page_doc())), "currency", "currency_of_total") == ["pass"]
+
+
+def test_currency_of_total_without_a_sign_beside_the_total_says_nothing():
+    doc = page_doc([(50, 50, "Total 562,87"), (50, 700, "Capital 1 000 €")])
+    assert G.currency_of_total(ctx(dict(GOOD, currency="CHF"), doc=doc)) == []
+
+
 @pytest.mark.parametrize("name,check", G.CHECKS)
 def test_conformance(name, check):
     doc = page_doc()

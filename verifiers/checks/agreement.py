@@ -25,6 +25,9 @@ earlier documents.
                          fail; a document whose dates never show the order: no signal
     currency_printed     the currency's code or sign is printed; another code or sign printed
                          instead fails
+    currency_of_total    the lines that print the gross total print the currency's code or sign:
+                         pass; they print only others ("Net à payer: Fr. 10.11" for a currency
+                         read from "capital de 1 000 €"): fail. Nothing where they print none
 
 Fields by role and kind (verifiers.checks.fields, verifiers.settings).
 """
@@ -43,7 +46,7 @@ from docassay.verifiers.history import value_key
 
 __all__ = ["value_printed", "printed_twice", "alternative_agrees", "reading_ambiguous", "history_agrees",
            "history_repeats", "date_order",
-           "currency_printed", "CHECKS", "CURRENCY_SIGNS"]
+           "currency_printed", "currency_of_total", "CHECKS", "CURRENCY_SIGNS"]
 
 _FORMAT_ROLES = ("seller_name", "seller_vat_id", "seller_address", "iban", "bic", "currency")
 _DOCUMENT_ROLES = ("document_number", "issue_date", "gross_total")
@@ -265,18 +268,24 @@ def date_order(ctx: VerifyContext) -> list[Signal]:
 _CODE = re.compile(r"\b([A-Z]{3})\b")
 
 
-def currency_printed(ctx: VerifyContext) -> list[Signal]:
+def _currencies_in(t: str) -> set[str]:
+    """The ISO codes a line prints, as codes or signs."""
     from docassay.verifiers.checks.identifiers import ISO_4217
+    out = {c for c in _CODE.findall(t) if c in ISO_4217}
+    for sign, code in CURRENCY_SIGNS.items():
+        if sign in t and (not sign.isalpha() or re.search(rf"(?<![A-Za-z]){re.escape(sign)}(?![A-Za-z])", t)):
+            out.add(code)
+    return out
+
+
+def currency_printed(ctx: VerifyContext) -> list[Signal]:
     fields = roles_of(ctx.schema).fields("currency")
     lines = doc_lines(ctx.document)
     if not fields or not lines:
         return []
     printed: set[str] = set()
     for _, _, t in lines:
-        printed |= {c for c in _CODE.findall(t) if c in ISO_4217}
-        for sign, code in CURRENCY_SIGNS.items():
-            if sign in t and (not sign.isalpha() or re.search(rf"(?<![A-Za-z]){re.escape(sign)}(?![A-Za-z])", t)):
-                printed.add(code)
+        printed |= _currencies_in(t)
     out = []
     for f in fields:
         v = text(ctx.record.get(f))
@@ -291,7 +300,33 @@ def currency_printed(ctx: VerifyContext) -> list[Signal]:
     return out
 
 
+def currency_of_total(ctx: VerifyContext) -> list[Signal]:
+    roles = roles_of(ctx.schema)
+    fields, totals = roles.fields("currency"), roles.fields("gross_total")
+    if not fields or not totals or ctx.document is None:
+        return []
+    gross = num(ctx.record.get(totals[0]))
+    if gross is None or abs(gross) < 0.01:
+        return []
+    dt = doc_text(ctx.document)
+    beside: set[str] = set()
+    for i in lines_printing_amount(dt, abs(gross)):
+        beside |= _currencies_in(dt.lines[i][2])
+    out = []
+    for f in fields:
+        v = text(ctx.record.get(f))
+        if v is None or not beside:
+            continue
+        v = v.upper()
+        if v in beside:
+            out.append(Signal(f, "currency_of_total", "pass", f"{v} is printed with the gross total"))
+        else:
+            out.append(Signal(f, "currency_of_total", "fail", "the gross total is printed with "
+                              + ", ".join(sorted(beside)) + f", not {v}"))
+    return out
+
+
 CHECKS = (("value_printed", value_printed), ("printed_twice", printed_twice),
           ("alternative_agrees", alternative_agrees), ("reading_ambiguous", reading_ambiguous),
           ("date_order", date_order), ("history_agrees", history_agrees), ("history_repeats", history_repeats),
-          ("currency_printed", currency_printed))
+          ("currency_printed", currency_printed), ("currency_of_total", currency_of_total))
