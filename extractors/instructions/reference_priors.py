@@ -51,7 +51,9 @@ _ORIGINAL = ("ursprungsrechnung", "ursprungliche rechnung", "originalrechnung", 
 # ... for numbers only: a customer's account or a contract has a number, not this document's date.
 _NUMBER_ONLY = ("account", "account no", "account number", "customer no", "customer number", "customer id",
                 "kundennummer", "kunden nr", "kundennr", "no client", "numero client", "klantnummer", "contract",
-                "vertrag", "vertragsnummer", "mandat", "mandatsreferenz", "contrat", "contrato")
+                "vertrag", "vertragsnummer", "mandat", "mandatsreferenz", "contrat", "contrato",
+                "debitor", "debitor nr", "debitorennummer", "debitorennr", "code client", "no cliente",
+                "numero de cliente", "cliente no")
 # On a credit note: a reference word before an invoice word names the invoice it corrects.
 _REFERENCE = frozenset({"ref", "reference", "referencia", "referenz", "bezug", "rif"})
 _INVOICE = frozenset({"invoice", "rechnung", "facture", "factura", "factuur", "fattura"})

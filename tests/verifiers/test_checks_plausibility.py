@@ -43,7 +43,12 @@ def test_tax_share():
     ("Invoice Solutions Ltd", "pass"), ("Frisch vom Bäcker Borinova SA", "fail"), ("Su tienda de barrio", "fail"),
     ("LA QUALITÉ AU QUOTIDIEN ROSIASTEIN NV", "fail"), ("Unser Zeichen", "fail"), ("Vos & Meijer B.V.", "pass"),
     ("À l'attention de Luc Blanc", "fail"), ("z. Hd. Lukas Lange", "fail"), ("Attn. Eva van den Berg", "fail"),
-    ("Rosrastein Technik SA · Postring 89 · 3848 Basel", "fail"), ("Attila Consulting GmbH", "pass")])
+    ("Rosrastein Technik SA · Postring 89 · 3848 Basel", "fail"), ("Attila Consulting GmbH", "pass"),
+    # a company's registration statement (a footer line) is no name
+    ("Inscrita en el R.M. de Zaragoza", "fail"), ("Registered in England and Wales", "fail"),
+    ("Sitz der Gesellschaft: Bremen", "fail"), ("Immatriculée au RCS de Lyon", "fail"),
+    ("Eingetragen beim Amtsgericht Bremen", "fail"), ("Ingeschreven bij de KvK onder 1234", "fail"),
+    ("Registered Office Solutions Ltd", "pass"), ("Inscribe Media Ltd", "pass")])
 def test_name_shape(value, outcome):
     assert by(P.name_shape(ctx(dict(GOOD, buyer_name=value))), "buyer_name", "name_shape") == [outcome]
 
@@ -69,6 +74,7 @@ def test_name_shape_without_opinion():
     ("Goetheweg 168 Gebäude B 12246 Dortmund St.-Nr. DE977407879", "fail"), ("OLIVOS, 169 NAVE 5 ZARAGOZA TLF.", "fail"),
     ("Plaza del Arenal, 222, 3º C 50679 Bilbao", "pass"), ("Goetheweg 168 Gebäude B 12246 Dortmund", "pass"),
     ("Paseo de la Luna, 80, 7º B 49322 Granada FRA. SIMPLIFICADA", "fail"),     # the title, abbreviated
+    ("OLIVOS, 20, 4º D 32303 BARCELONA TICKET DE COMPRA", "fail"),
     ("KEIZERSGRACHT 237", "pass"), ("Oudekade 131", "pass"), ("Oranjesingel 41", "pass")])   # Dutch streets
 def test_address_shape(value, outcome):
     rec = {"company": "X SDN BHD", "address": value, "total": 1.0}

@@ -120,6 +120,22 @@ def test_address_whole_below_a_line_that_runs_on():
     assert by(R.address_whole(c), "address", "address_whole") == ["fail"]
 
 
+def test_address_whole_under_its_house_number():
+    # A narrow receipt wraps "14 Green Road Boise, ID 74328" over three lines; read without the first.
+    from docassay.verifiers.evidence import FieldEvidence
+    doc = page_doc([(50, 28, "MERORVIS CORP."), (50, 40, "14 Green"), (50, 52, "Road Boise,"), (50, 64, "ID 74328"),
+                    (50, 100, "TOTAL 69.19")])
+    lines = doc.pages[0].lines
+
+    def read(first: int, value: str):
+        box = lines[first].bbox.union(lines[3].bbox)
+        ev = FieldEvidence("address", "label", text=value, page=1, bbox=(box.x0, box.y0, box.x1, box.y1))
+        return ctx({"address": value}, schema=RECEIPT, doc=doc, evidence={"address": ev})
+
+    assert by(R.address_whole(read(2, "Road Boise, ID 74328")), "address", "address_whole") == ["fail"]
+    assert by(R.address_whole(read(1, "14 Green Road Boise, ID 74328")), "address", "address_whole") == ["pass"]
+
+
 def test_name_whole():
     doc = page_doc([(50, 40, "FALUM BAHAGIA BAKERY"), (50, 52, "ENTERPRISE"), (50, 64, "(CO.REG : 933109-X)"),
                     (50, 100, "ACME GMBH"), (50, 112, "(CO.REG : 933109-X)")])

@@ -6,7 +6,8 @@
                       is at least the net total (in size; credit notes are negative)
     name_shape        a party's name reads as a name: a legal form ("GmbH", "Ltd", "Sdn Bhd")
                       passes; a postcode and town, a street and number, a country, a phone number,
-                      an e-mail or web address, mostly digits, "label : value", a fragment (only
+                      an e-mail or web address, mostly digits, "label : value", a company
+                      registration statement ("Inscrita en el R.M. de ..."), a fragment (only
                       a legal form; an unbalanced bracket) or a name carrying a registration
                       number ("(519537-X)") fails; a seller's name that is a person addressed by
                       title and carries no legal form ("MS JOAN WONG"; not "MR. D.I.Y. SDN BHD") fails
@@ -96,6 +97,11 @@ _PHRASE_KEEP = frozenset({"vos", "del"})   # surnames too ("Vos & Meijer", "Del 
 # "À l'attention de Luc Blanc", "z. Hd. Frau Meier", "Attn: ...", "T.a.v. ...", "c/o ...", folded
 _ATTENTION = re.compile(r"^(?:a l attention|a la atencion|attention|attn|att|z\s?hd|zhd|z h|tav|t a v|c o)\b")
 _SEPARATOR = re.compile(r"\s[·•|]\s")
+# "Inscrita en el R.M. de Zaragoza", "Registered in England No. 1234", "Sitz der Gesellschaft: Bremen",
+# "Eingetragen beim Amtsgericht", "Immatriculée au RCS de Lyon", "Ingeschreven bij de KvK", folded
+_REGISTERED = re.compile(r"^(?:inscrit[ao]?s?\s+(?:en|au|a|al|dans)|registered\s+(?:in|at|with|under)|"
+                         r"registrad[ao]\s+en|eingetragen\s+(?:im|beim|am|in|unter)|sitz der gesellschaft|"
+                         r"immatricule[e]?\s+(?:au|a)|ingeschreven\s+(?:bij|in|onder)|iscritt[ao]\s+(?:al|presso|nel))\b")
 _LABEL_VALUE = re.compile(r"^[^\W\d_][^:]{0,24}?\s*:\s*\S")
 _SHORT_LABEL_VALUE = re.compile(r"^[^\W\d_][^:]{0,24}?\s*:\s*\S.{0,12}$")
 _TIME = re.compile(r"\b\d{1,2}:\d{2}(?::\d{2})?\b")
@@ -109,7 +115,7 @@ MIN_CENT_AMOUNTS = 3           # amount_format: the document prints at least thi
 _CONTACT = re.compile(r"@|\bwww\.|https?://|\b(?:tel|tlf|telf|tfno|fax|phone|telefon)\b[.:]?", re.IGNORECASE)
 # A document's title after an address ("... 50679 Bilbao FACTURA SIMPLIFICADA", "... Leuven KASSABON"): the
 # heading under the shop's block read with it; and a tax number's label ("St.-Nr. DE977407879").
-_TITLE_AT_END = re.compile(r"\b(?:factura simplificada|fra simplificada|factura|ticket|kassabon|kassenbon|kassenbeleg|bon|recu|receipt|"
+_TITLE_AT_END = re.compile(r"\b(?:factura simplificada|fra simplificada|factura|ticket de compra|ticket de venta|ticket de caisse|ticket|kassabon|kassenbon|kassenbeleg|bon|recu|receipt|"
                            r"tax invoice|invoice|quittung|beleg|rechnung|fattura|scontrino|ricevuta)\s*$")
 _TAX_LABEL = re.compile(r"\b(?:st\.?\s?-?\s?nr|steuer\s?-?\s?nr|steuernummer|ust\s?-?\s?id\w*|vat|gst|btw|nif|cif|"
                         r"tva|mwst|uid)\b")
@@ -193,6 +199,8 @@ def name_verdict(v: str, reads_as: str | None = None) -> tuple[Outcome, str] | N
         return "fail", "reads as 'label : value'"
     if _ATTENTION.match(f):
         return "fail", "reads as an attention line (a contact person), not a party's name"
+    if _REGISTERED.match(f):
+        return "fail", "reads as a company registration statement, not a name"
     if _SEPARATOR.search(s):
         return "fail", "holds several printed fields joined by a separator (a name and an address line)"
     if s.count("(") != s.count(")"):

@@ -21,7 +21,9 @@
                       last item rows of the items table on its page
     parties_distinct  the seller's and the buyer's name (and VAT IDs) differ
     address_whole     an address without a street or house number while the line right above it
-                      (same column, tightly spaced) prints one, or without the postcode the line
+                      (same column, tightly spaced) prints one, that starts without a house
+                      number while that line is a house number and a word or two ("14 Green"
+                      over "Road Boise, ID 74328"), or without the postcode the line
                       right below it prints, or below a line that runs on into it (ending with a
                       comma), was cut short: fail
     name_whole        a party's name whose next line (tightly below, same column) is only a legal
@@ -306,6 +308,7 @@ _POSTCODE = re.compile(r"(?:(?<![\w-])|(?<=\b[A-Z]-))\d{4,6}(?![\w-])")
 _STREETISH = re.compile(r"\d|\b(?:jalan|jln|lorong|lot|no|street|st|road|rd|avenue|strasse|str|weg|rue|laan|straat|"
                         r"floor|flr|level|block|blok|seksyen|taman|tmn|bangunan)\b", re.IGNORECASE)
 ADJACENT_EMS = 0.8           # lines closer than this many line heights belong to one printed block
+_HOUSE_FIRST = re.compile(r"^\d{1,4}[A-Za-z]?,?\s+[^\W\d_]{2,}(?:\s+[^\W\d_]+)?\s*$")   # "14 Green", "105, chemin"
 
 
 def _neighbour(p: Place, step: int) -> str | None:
@@ -340,6 +343,10 @@ def address_whole(ctx: VerifyContext) -> list[Signal]:
                                                           f"prints one"))
         elif above and above.rstrip().endswith((",", "&")) and fold_text(above) not in fold_text(v):
             out.append(Signal(f, "address_whole", "fail", f"the line above, {above[:40]!r}, runs on into it"))
+        elif above and _HOUSE_FIRST.match(above) and not _HOUSE_FIRST.match(v) and not re.match(r"\d", v) \
+                and fold_text(above) not in fold_text(v):
+            out.append(Signal(f, "address_whole", "fail", f"starts without a house number; the line above, "
+                                                          f"{above[:40]!r}, starts with one"))
         elif not _POSTCODE.search(v) and below and _POSTCODE.search(below) and fold_text(below) not in fold_text(v):
             out.append(Signal(f, "address_whole", "fail", f"has no postcode; the line below, {below[:40]!r}, has one"))
         elif _POSTCODE.search(v):
