@@ -143,6 +143,13 @@ def test_conformance(name, check):
     ("Période du 01/02/2017 au 28/02/2017", "01/02/2017", "2017-02-01", True),
     ("Rechnungsdatum 05.03.2018", "05.03.2018", "2018-03-05", False),
     ("Datum 05.03.2018 - Seite 1", "05.03.2018", "2018-03-05", False),   # a dash, but no date after it
+    # dates with their month's name
+    ("Période de prestation: 1 juin 2016 - 30 juin 2016", "30 juin 2016", "2016-06-30", True),
+    ("Leistungszeitraum 1. Juni 2016 bis 30. Juni 2016", "1. Juni 2016", "2016-06-01", True),
+    ("Service period June 1, 2016 - June 30, 2016", "June 30, 2016", "2016-06-30", True),
+    ("Émise le: 29 juillet 2016", "29 juillet 2016", "2016-07-29", False),
+    ("Invoice date June 30, 2016 - page 1", "June 30, 2016", "2016-06-30", False),
+    ("September 14, 2016   August 29, 2016   351", "September 14, 2016", "2016-09-14", False),  # "a" of "August"
 ])
 def test_date_in_period(line, value, iso, fails):
     doc = page_doc([(50, 40, line)])

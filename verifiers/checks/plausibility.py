@@ -426,8 +426,10 @@ def number_shape(ctx: VerifyContext) -> list[Signal]:
     return out
 
 
-_A_DATE = r"(?:\d{1,2}[./-]\d{1,2}[./-]\d{2,4}|\d{4}-\d{2}-\d{2})"
-_RANGE_WORD = r"(?:-|–|—|bis|to|till|until|au|al|a|tot|t/m|hasta|sampai|hingga)"
+# a numeric date, or one with its month's name ("1 juin 2016", "30. Juni 2016", "June 1, 2016")
+_A_DATE = (r"(?:\d{1,2}[./-]\d{1,2}[./-]\d{2,4}|\d{4}-\d{2}-\d{2}|\d{1,2}\.?\s+[^\W\d_]{3,}\.?\s+\d{4}|"
+           r"\b[^\W\d_]{3,}\.?\s+\d{1,2},?\s+\d{4})")
+_RANGE_WORD = r"(?:-|–|—|(?:bis|to|till|until|au|al|a|tot|t/m|hasta|sampai|hingga)\b)"
 _PERIOD_AFTER = re.compile(r"^\s*" + _RANGE_WORD + r"\s*" + _A_DATE + r"(?![\d])", re.IGNORECASE)
 _PERIOD_BEFORE = re.compile(r"(?<![\d])" + _A_DATE + r"\s*" + _RANGE_WORD + r"\s*$", re.IGNORECASE)
 
