@@ -128,7 +128,9 @@ MEANINGS: dict[str, tuple[str, ...]] = {
                 "wechselgeld", "rendu", "rendu monnaie", "contant", "wisselgeld", "tunai", "baki",
                 "prepaid", "prepayment", "deposit", "anzahlung", "already paid", "bereits gezahlt",
                 "bereits bezahlt", "voraus", "acompte", "card", "visa", "mastercard", "credit card",
-                "rounding", "rounding adj", "round"),
+                "rounding", "rounding adj", "round", "verse", "montant verse", "especes", "paye", "monnaie rendue",
+                "efectivo", "entregado", "cambio", "pagado", "betaald", "terug", "bezahlt", "zuruck",
+                "contanti", "resto"),
     # identifiers
     "vat_id": ("vat id", "vat no", "vat number", "vat reg no", "vat registration number", "vat reg",
                "ust id", "ust idnr", "ust id nr", "ustidnr", "umsatzsteuer id", "ust ident nr",
