@@ -55,12 +55,25 @@ def test_label_meaning_veto_on_the_line():
                                           ("USt-IdNr. ATU97594706", "pass"),
                                           ("Uw BTW-nummer: NL083265105B96", "fail"),    # addressed to the reader
                                           ("Your VAT ID: GB123456789", "fail"), ("Our VAT ID: GB123456789", "pass"),
+                                          ("Kunden-USt-IdNr.: DE476078144", "fail"),   # the customer's
+                                          ("Customer VAT no. GB123456789", "fail"),
                                           ("Thank you for your order. VAT no. GB123456789", "pass")])
 def test_label_meaning_the_buyers_vat_id_is_not_the_sellers(line, outcome):
     doc = page_doc([(50, 40, "Ihr Kontakt Sabine Fischer"), (300, 40, line)])
     value = line.split()[-1]
     c = ctx(dict(GOOD, seller_vat_id=value), doc=doc, evidence={"seller_vat_id": at(doc, "seller_vat_id", value)})
     assert by(L.label_meaning(c), "seller_vat_id", "label_meaning") == [outcome]
+
+
+@pytest.mark.parametrize("line,field,outcome", [
+    ("Netto / Net Total   473,00", "gross_total", ["fail"]),     # the German half says net
+    ("Netto / Net Total   473,00", "net_total", ["pass"]),
+    ("Net Total   473,00", "gross_total", []),                   # on a receipt the final amount: no opinion
+])
+def test_label_meaning_of_a_bilingual_label_with_an_ambiguous_half(line, field, outcome):
+    doc = page_doc([(50, 40, line)])
+    c = ctx(dict(GOOD, **{field: 473.0}), doc=doc, evidence={field: at(doc, field, "473,00")})
+    assert by(L.label_meaning(c), field, "label_meaning") == outcome
 
 
 def test_label_meaning_from_the_anchor_label_when_nothing_is_left_of_the_value():

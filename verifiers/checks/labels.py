@@ -66,6 +66,7 @@ from docassay.verifiers.checks.roles import also_under
 from docassay.verifiers.checks.signal import Signal
 from docassay.verifiers.checks.values import num
 from docassay.verifiers.checks.vocabulary import (
+    BUYER_WORDS,
     READER_WORDS,
     RIVALS,
     ROLE_MEANING,
@@ -100,12 +101,20 @@ def nearest_meanings(text: str) -> tuple[set[str], str] | None:
     return {m for m, _ in last}, last[0][1]
 
 
-def _addressed_to_reader(label: str, phrase: str) -> bool:
+def _unambiguous_half(label: str) -> tuple[set[str], str] | None:
+    """The meaning of a label's other phrase where its nearest one is ambiguous: a bilingual label
+    "Netto / Net Total" means the net total, as its German half says."""
+    found = [(m, ph) for m, ph, _, _ in meanings_in(label) if m != "ambiguous_total"]
+    kinds = {m for m, _ in found}
+    return (kinds, found[-1][1]) if len(kinds) == 1 else None
+
+
+def _addressed_to_reader(label: str, phrase: str, words_before: frozenset[str] = READER_WORDS) -> bool:
     """The word right before the last `phrase` of `label` addresses the reader ("Uw BTW-nummer",
-    "Your VAT ID"; not "Thank you for your order. VAT no.")."""
+    "Your VAT ID"; not "Thank you for your order. VAT no."), or is one of `words_before`."""
     words, pw = fold(label).split(), fold(phrase).split()
     starts = [i for i in range(len(words) - len(pw) + 1) if words[i:i + len(pw)] == pw]
-    return bool(starts) and starts[-1] > 0 and words[starts[-1] - 1] in READER_WORDS
+    return bool(starts) and starts[-1] > 0 and words[starts[-1] - 1] in words_before
 
 
 def label_meaning(ctx: VerifyContext) -> list[Signal]:
@@ -127,12 +136,17 @@ def label_meaning(ctx: VerifyContext) -> list[Signal]:
         if near is None and isinstance(ev, FieldEvidence) and ev.label:
             label = _ANCHOR_NOISE.sub("", ev.label)
             near = nearest_meanings(label)
+        if near is not None and near[0] == {"ambiguous_total"}:
+            near = _unambiguous_half(label) or near
         if near is None:
             continue
         meanings, phrase = near
         if role == "seller_vat_id" and own in meanings and _addressed_to_reader(label, phrase):
             out.append(Signal(f, "label_meaning", "fail",
                               f"labelled {' '.join(label.split()[-4:])!r}, addressed to the reader: the buyer's VAT ID"))
+        elif role == "seller_vat_id" and own in meanings and _addressed_to_reader(label, phrase, BUYER_WORDS):
+            out.append(Signal(f, "label_meaning", "fail",
+                              f"labelled {' '.join(label.split()[-4:])!r}: the buyer's VAT ID"))
         elif own in meanings or meanings & set(SUPPORTS.get(role, ())):
             out.append(Signal(f, "label_meaning", "pass", f"labelled {phrase!r} ({own})"))
         elif meanings & set(RIVALS.get(role, ())):

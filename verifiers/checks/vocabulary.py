@@ -21,7 +21,7 @@ import re
 import unicodedata
 from functools import lru_cache
 
-__all__ = ["MEANINGS", "READER_WORDS", "ROLE_MEANING", "SUPPORTS", "RIVALS", "VETO", "fold", "meanings_in", "heading_meaning",
+__all__ = ["MEANINGS", "READER_WORDS", "BUYER_WORDS", "ROLE_MEANING", "SUPPORTS", "RIVALS", "VETO", "fold", "meanings_in", "heading_meaning",
            "is_label_text", "tax_inclusion", "LEGAL_WORDS", "is_legal_line"]
 
 MEANINGS: dict[str, tuple[str, ...]] = {
@@ -78,7 +78,8 @@ MEANINGS: dict[str, tuple[str, ...]] = {
               "auftragsdatum", "commande", "bon de commande", "bestelling", "bestelnummer", "pedido",
               "date de commande", "orderdatum", "ordernummer", "besteldatum", "orden de compra", "ordine",
               "numero ordine", "data ordine", "ordine di acquisto", "auftragsnr", "auftrags nr", "bestellnr",
-              "order nr", "ordernr", "bestelnr"),
+              "order nr", "ordernr", "bestelnr", "so number", "so no", "so nr", "sales order", "sales order no",
+              "sales order number"),
     "discount": ("skonto", "discount", "escompte", "remise", "korting", "kredietbeperking", "betalingskorting",
                  "sconto", "pronto pago", "rabatt", "nachlass", "diskaun",
                  "descuento", "early payment", "savings", "saving", "total savings", "you saved", "you save", "jimat",
@@ -213,6 +214,9 @@ def tax_inclusion(text: str) -> str | None:
 # Words that address the reader ("Uw BTW-nummer", "Your VAT ID", "Ihre USt-IdNr.", "Su NIF"): a label
 # with them names the buyer's value on the seller's document.
 READER_WORDS = frozenset({"your", "uw", "ihre", "ihr", "votre", "su", "vuestro"})
+# Words that make the label right after them the buyer's ("Kunden-USt-IdNr.", "Customer VAT no."), folded.
+BUYER_WORDS = frozenset({"kunden", "kunde", "customer", "customers", "client", "klant", "cliente", "buyer",
+                         "kaufer", "acheteur", "afnemer", "comprador"})
 ROLE_MEANING = {
     "seller_name": "seller", "buyer_name": "buyer", "seller_address": "seller", "buyer_address": "buyer",
     "seller_vat_id": "vat_id", "buyer_vat_id": "vat_id", "iban": "bank", "bic": "bank",
