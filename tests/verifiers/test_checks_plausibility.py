@@ -75,7 +75,10 @@ def test_name_shape_without_opinion():
     ("Plaza del Arenal, 222, 3º C 50679 Bilbao", "pass"), ("Goetheweg 168 Gebäude B 12246 Dortmund", "pass"),
     ("Paseo de la Luna, 80, 7º B 49322 Granada FRA. SIMPLIFICADA", "fail"),     # the title, abbreviated
     ("OLIVOS, 20, 4º D 32303 BARCELONA TICKET DE COMPRA", "fail"),
-    ("KEIZERSGRACHT 237", "pass"), ("Oudekade 131", "pass"), ("Oranjesingel 41", "pass")])   # Dutch streets
+    ("KEIZERSGRACHT 237", "pass"), ("Oudekade 131", "pass"), ("Oranjesingel 41", "pass"),   # Dutch streets
+    ("C/ Mayor, 96", "pass"), ("Calle del Sol, 23, 8º B", "pass"), ("Plaza del Arenal, 53", "pass"),   # Spanish
+    ("Avenida de Castilla, 41", "pass"), ("184, boulevard du Moulin", "pass"), ("Piazza Garibaldi 3", "pass"),
+    ("AVENIDA DE CASTILLA", "fail"), ("TIENDA AVENIDA", "fail")])   # no figure at all: cut short
 def test_address_shape(value, outcome):
     rec = {"company": "X SDN BHD", "address": value, "total": 1.0}
     assert by(P.address_shape(ctx(rec, schema=RECEIPT)), "address", "address_shape") == [outcome]

@@ -11,8 +11,9 @@
                       a legal form; an unbalanced bracket) or a name carrying a registration
                       number ("(519537-X)") fails; a seller's name that is a person addressed by
                       title and carries no legal form ("MS JOAN WONG"; not "MR. D.I.Y. SDN BHD") fails
-    address_shape     an address holds a postcode or a street word and no date, time, phone
-                      number, price or "label : value" pair (a till line read with it)
+    address_shape     an address holds a postcode or a street word, and a figure (a house number
+                      or a postcode: "AVENIDA DE CASTILLA" alone was cut short), and no date,
+                      time, phone number, price or "label : value" pair (a till line read with it)
     address_mixed     an address that holds another printed field (contact details, a time, a
                       date, a phone number, a price, "label : value", a document's title, a tax
                       number's label) was read with a line that is not the address: fail. Only
@@ -61,10 +62,12 @@ FORM_OR_TRADE = _LEGAL         # a legal form or a trade word ("trading", "resta
 _POSTCODE_TOWN = re.compile(r"^(?:[A-Z]{1,2}[- ]?)?\d{4,5}\s+[^\W\d_]{2,}", re.UNICODE)
 _STREET = re.compile(r"(?:stra(?:ss|ß)e|str\.|street|st\.|road|rd\.?|avenue|ave\.?|weg|gasse|platz|allee|laan|"
                      r"straat|gracht|plein|kade|singel|dijk|steeg|rue|jalan|jln\.?|lorong|boulevard|blvd)\s*\d+\w?\b|^\d+\w?\s+\w+\s+"
-                     r"(?:street|st|road|rd|avenue|ave|lane|ln|drive|dr)\b", re.IGNORECASE)
+                     r"(?:street|st|road|rd|avenue|ave|lane|ln|drive|dr)\b|\bc/\s?[^\W\d_]{2,}.*\d", re.IGNORECASE)
 _STREET_WORDS = re.compile(r"\b(jalan|jln|taman|tmn|bandar|lorong|persiaran|kampung|kg|seksyen|lot|medan|darul|"
                            r"selangor|johor|kedah|kelantan|melaka|pahang|perak|perlis|sabah|sarawak|terengganu|"
                            r"street|road|avenue|lane|strasse|weg|gasse|platz|allee|rue|laan|straat|"
+                           r"calle|avenida|avda|paseo|plaza|ronda|camino|carretera|ctra|travesia|glorieta|rambla|carrer|"
+                           r"chemin|boulevard|impasse|quai|piazza|viale|corso|rua|"
                            r"building|bangunan|floor|flr|level|block|blok)\b")
 # The parts of a building an address line may name alone ("GEBÄUDE C", "BÂTIMENT B", "SUITE 4"), folded;
 # for addresses only (a name may hold them: "TOWER RECORDS").
@@ -312,6 +315,8 @@ def address_shape(ctx: VerifyContext) -> list[Signal]:
         if v is None:
             continue
         outcome, why = _address_verdict(v)
+        if outcome == "pass" and not re.search(r"\d", v) and not _BUILDING_WORDS.search(fold(v)):
+            outcome, why = "fail", "holds no figure: neither a house number nor a postcode (cut short)"
         out.append(Signal(f, "address_shape", outcome, f"{v[:60]!r} {why}"))  # type: ignore[arg-type]
     return out
 
