@@ -134,7 +134,7 @@ MEANINGS: dict[str, tuple[str, ...]] = {
                 "contanti", "resto"),
     # identifiers
     "vat_id": ("vat id", "vat no", "vat number", "vat reg no", "vat registration number", "vat reg",
-               "ust id", "ust idnr", "ust id nr", "ustidnr", "umsatzsteuer id", "ust ident nr",
+               "vat registration no", "vat registration nr", "vat reg nr", "ust id", "ust idnr", "ust id nr", "ustidnr", "umsatzsteuer id", "ust ident nr",
                "ust identifikationsnummer", "umsatzsteuer identifikationsnummer", "tva intracommunautaire",
                "n tva", "numero de tva", "no tva", "btw nummer", "btw nr", "btw id", "nif", "cif",
                "numero de iva", "uid", "uid nr", "mwst nr", "gst reg no", "gst id", "gst no", "sst no",
