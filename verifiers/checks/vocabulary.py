@@ -141,7 +141,7 @@ MEANINGS: dict[str, tuple[str, ...]] = {
                "sst reg no", "tax id", "vat", "identifiant tva", "id tva", "tva intra", "tva intracom", "numero tva",
                "btw identificatienummer", "mwst nummer", "nif iva"),
     "tax_number": ("steuernummer", "steuer nr", "st nr", "stnr", "steuer id", "finanzamt", "tax office",
-                   "tax number", "siren", "siret", "kvk", "kvk nummer", "handelsregister",
+                   "tax number", "tax no", "tax nr", "tax reference", "tax ref", "siren", "siret", "kvk", "kvk nummer", "handelsregister",
                    "handelsregisternummer", "registergericht", "amtsgericht", "hrb", "hra", "co reg no",
                    "company no", "company reg", "registration no", "reg no", "reg nr", "weee", "weee reg nr",
                    "eori", "gln", "gtin", "ean", "globale nummer", "numero fiscal", "no fiscal", "n fiscal",
