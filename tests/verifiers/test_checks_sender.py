@@ -66,3 +66,24 @@ def test_no_return_line_no_signal():
     rec = dict(GOOD)
     c = ctx(rec, doc=doc, evidence={"seller_name": at(doc, "seller_name", "Lieferant GmbH")})
     assert S.sender_line(c) == []
+
+
+def test_names_under_return_lines():
+    doc = page_doc(WINDOW)
+    assert [t for _, t in S.names_under_return_lines(doc.pages[0])] == ["Fenenlux Bâtiment AG"]
+    attn = [line if line[2] != "Fenenlux Bâtiment AG" else (50, 116, "z. Hd. Stefan Krüger") for line in WINDOW]
+    attn.insert(4, (50, 122, "Telidale Holzbau AG"))
+    attn = sorted(attn, key=lambda t: t[1])
+    names = [t for _, t in S.names_under_return_lines(page_doc(attn).pages[0])]
+    assert names == ["Telidale Holzbau AG"]          # an attention line is skipped
+
+
+def test_an_empty_buyer_under_a_return_line_is_printed():
+    from docassay.verifiers.checks import printed as P
+    rec = {k: v for k, v in dict(GOOD, seller_name="Alumton Sàrl").items() if k != "buyer_name"}
+    # a name without a legal form, in capitals: no company's and no person's block; the return line says it
+    window = [line if line[2] != "Fenenlux Bâtiment AG" else (50, 116, "FENENLUX BÂTIMENT") for line in WINDOW]
+    s = P.party_printed(ctx(rec, doc=page_doc(window)))
+    assert by(s, "buyer_name", "party_printed") == ["fail"] and "return line" in s[0].detail
+    rec = dict(rec, buyer_name="FENENLUX BÂTIMENT")
+    assert P.party_printed(ctx(rec, doc=page_doc(window))) == []

@@ -44,6 +44,7 @@ from docassay.verifiers.checks.vocabulary import fold, meanings_in
 from docassay.verifiers.context import VerifyContext
 
 __all__ = ["date_range", "due_after_issue", "tax_share", "name_shape", "address_shape", "address_verdict",
+           "is_attention_line",
            "amount_format", "name_verdict", "is_fragment", "FORM_OR_TRADE",
            "number_shape", "date_in_period", "address_mixed", "CHECKS",
            "EARLIEST_YEAR", "LATEST_AHEAD_DAYS", "MAX_TERM_DAYS", "MAX_TAX_SHARE", "today"]
@@ -98,7 +99,7 @@ _PHRASE = frozenset(fold(w) for w in (
     "tu", "vuestro", "nuestro", "nuestra", "vom", "zum", "zur", "au", "aux", "del"))
 _PHRASE_KEEP = frozenset({"vos", "del"})   # surnames too ("Vos & Meijer", "Del Monte"): only with another phrase word
 # "À l'attention de Luc Blanc", "z. Hd. Frau Meier", "Attn: ...", "T.a.v. ...", "c/o ...", folded
-_ATTENTION = re.compile(r"^(?:a l attention|a la atencion|attention|attn|att|z\s?hd|zhd|z h|tav|t a v|c o)\b")
+_ATTENTION = re.compile(r"^(?:a l attention|a la atencion|attention|attn|att|z\s?hd|zhd|z h|zh|tav|t a v|c o)\b")
 _SEPARATOR = re.compile(r"\s[·•|]\s")
 # "Inscrita en el R.M. de Zaragoza", "Registered in England No. 1234", "Sitz der Gesellschaft: Bremen",
 # "Eingetragen beim Amtsgericht", "Immatriculée au RCS de Lyon", "Ingeschreven bij de KvK", folded
@@ -191,6 +192,11 @@ _TITLE = re.compile(r"^(?:mr|mrs|ms|miss|dr|herr|frau|mme|mlle|dhr|mevr|encik|pu
 # A document's title ("Factura comercial", "Tax invoice", "Rechnung"), folded, at a name's start.
 _TITLE_FIRST = re.compile(r"^(?:tax\s+)?(?:factura|invoice|rechnung|facture|factuur|fattura|receipt|recibo|quittung|"
                           r"kassenbon|kassabon|ticket|avoir|gutschrift|credit\s+note|creditnota|nota\s+de\s+credito)\b")
+
+
+def is_attention_line(text: str) -> bool:
+    """Whether a line names a contact person ("z. Hd. Stefan Krüger", "c/o Carmen Díaz", "Attn: ...")."""
+    return bool(_ATTENTION.match(fold(text.strip())))
 
 
 def name_verdict(v: str, reads_as: str | None = None) -> tuple[Outcome, str] | None:

@@ -35,8 +35,10 @@
                     and for the buyer a person's name ("Emma Smith": two to four capitalised
                     words, no figure, no legal form, no label) heading an address in the top half
                     of the first page, in no delivery, seller, bank or contact block, and not the
-                    seller's name (a private customer's block). Nothing when no such block is
-                    printed.
+                    seller's name (a private customer's block); and for the buyer the name
+                    right under a sender's return line (verifiers.checks.sender: the window
+                    envelope's recipient; an attention line under a company's name is skipped
+                    too). Nothing when no such block is printed.
 
 A missing optional value is not an error of the record, so no gate holds it; this check is the
 evidence that the record is incomplete. What it does with it is the decision's
@@ -53,8 +55,9 @@ from docassay.verifiers.checks.fields import roles_of
 from docassay.verifiers.checks.labels import nearest_meanings
 from docassay.verifiers.checks.names import has_legal_form
 from docassay.verifiers.checks.page import Place, compact, doc_lines, heading_above, line_cells, place
-from docassay.verifiers.checks.plausibility import address_verdict
+from docassay.verifiers.checks.plausibility import address_verdict, is_attention_line
 from docassay.verifiers.checks.roles import also_under
+from docassay.verifiers.checks.sender import names_under_return_lines
 from docassay.verifiers.checks.signal import Signal
 from docassay.verifiers.checks.vocabulary import (
     ROLE_MEANING,
@@ -220,6 +223,14 @@ def party_printed(ctx: VerifyContext) -> list[Signal]:
                                   f"(line {li + 1})"))
                 found = True
         if not found and role == "buyer_name" and pages:
+            under = next((t for _, t in names_under_return_lines(pages[0])
+                          if not (other_f and (other_f in fold(t) or fold(t) in other_f))), None)
+            if under is not None:
+                out.append(Signal(f, "party_printed", "fail",
+                                  f"empty, but page 1 prints {under[:40]!r} under the sender's return line (the "
+                                  f"recipient)"))
+                found = True
+        if not found and role == "buyer_name" and pages:
             hit = next(_person_blocks(pages[0], other_f), None)
             if hit is not None:
                 li, name, addr = hit
@@ -336,8 +347,8 @@ def _company_blocks(page: Any, skip: tuple[str, ...]) -> Iterator[tuple[int, str
         for x0, x1, t in _cells(page, li):
             if not has_legal_form(t) or _DIGIT.search(t) or any(m in skip for m, *_ in meanings_in(t)):
                 continue                 # a figure: a registry or share-capital line ("SAS au capital de 1 000 €")
-            below = [c for lj in range(li + 1, min(li + 3, len(lines))) for c in _cells(page, lj)
-                     if min(c[1], x1) - max(c[0], x0) > 0]
+            below = [c for lj in range(li + 1, min(li + 4, len(lines))) for c in _cells(page, lj)
+                     if min(c[1], x1) - max(c[0], x0) > 0 and not is_attention_line(c[2])]
             if not any(_address_start(c[2]) for c in below[:2]):
                 continue
             h = heading_above(Place(page, li, float(x0), float(x1), "", "", t))

@@ -16,15 +16,17 @@ value's column, at most RETURN_GAP_EMS of the value's line height above it.
 from __future__ import annotations
 
 import re
+from typing import Any, Iterator
 
 from docassay.verifiers.checks.fields import roles_of
 from docassay.verifiers.checks.page import Place, line_cells, place
+from docassay.verifiers.checks.plausibility import is_attention_line
 from docassay.verifiers.checks.signal import Signal
 from docassay.verifiers.checks.values import text
 from docassay.verifiers.context import VerifyContext
 from docassay.verifiers.tolerance import fold_text
 
-__all__ = ["sender_line", "return_name", "CHECKS"]
+__all__ = ["sender_line", "return_name", "names_under_return_lines", "CHECKS"]
 
 _SEPARATOR = re.compile(r"\s[·•|]\s")
 RETURN_GAP_EMS = 2.5         # the return line stands at most this many line heights above the first line under it
@@ -64,6 +66,27 @@ def _above(p: Place) -> str | None:
         if cell is not None:
             return return_name(cell)
     return None
+
+
+def names_under_return_lines(page: Any) -> Iterator[tuple[int, str]]:
+    """(line index, text) of the cell right under each sender's return line of `page` (the
+    recipient's first line), in the return line's column; an attention line is skipped."""
+    lines = getattr(page, "lines", None) or []
+    for li in range(len(lines) - 1):
+        for x0, x1, t in line_cells(page, li, CELL_GAP_EMS):
+            if return_name(t) is None:
+                continue
+            em = max(lines[li].bbox.y1 - lines[li].bbox.y0, 1e-6)
+            for lj in range(li + 1, min(li + 4, len(lines))):
+                if lines[lj].bbox.y0 - lines[li].bbox.y1 > RETURN_GAP_EMS * 2 * em:
+                    break
+                cell = next((c for c in line_cells(page, lj, CELL_GAP_EMS) if min(c[1], x1) - max(c[0], x0) > 0), None)
+                if cell is None:
+                    continue
+                if not is_attention_line(cell[2]):
+                    if not re.search(r"\d", cell[2]):
+                        yield lj, cell[2]
+                    break
 
 
 def sender_line(ctx: VerifyContext) -> list[Signal]:
