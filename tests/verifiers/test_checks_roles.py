@@ -113,6 +113,13 @@ def test_address_whole():
     assert by(R.address_whole(ok), "address", "address_whole") == ["pass"]
 
 
+def test_address_whole_a_saints_town_is_no_street():
+    doc = page_doc([(50, 28, "HILL AG"), (50, 40, "Sonnenring 201"), (50, 52, "3213 St. Gallen"), (50, 100, "TOTAL 9.00")])
+    c = ctx({"address": "3213 St. Gallen"}, schema=RECEIPT, doc=doc,
+            evidence={"address": at(doc, "address", "3213 St. Gallen")})
+    assert by(R.address_whole(c), "address", "address_whole") == ["fail"]
+
+
 def test_address_whole_below_a_line_that_runs_on():
     doc = page_doc([(50, 40, "GROUND FLOOR, WISMA UOA II,"), (50, 52, "NO 21, JALAN PINANG, 50450 KUALA LUMPUR")])
     c = ctx({"address": "NO 21, JALAN PINANG, 50450 KUALA LUMPUR"}, schema=RECEIPT, doc=doc,

@@ -307,6 +307,7 @@ def parties_distinct(ctx: VerifyContext) -> list[Signal]:
 _POSTCODE = re.compile(r"(?:(?<![\w-])|(?<=\b[A-Z]-))\d{4,6}(?![\w-])")
 _STREETISH = re.compile(r"\d|\b(?:jalan|jln|lorong|lot|no|street|st|road|rd|avenue|strasse|str|weg|rue|laan|straat|"
                         r"floor|flr|level|block|blok|seksyen|taman|tmn|bangunan)\b", re.IGNORECASE)
+_SAINT_TOWN = re.compile(r"((?<![\w-])\d{4,6}\s+)(?:st|ste|saint|sainte)\.?\s+(?=[A-Z])", re.IGNORECASE)  # "3213 St. Gallen"
 ADJACENT_EMS = 0.8           # lines closer than this many line heights belong to one printed block
 _HOUSE_FIRST = re.compile(r"^\d{1,4}[A-Za-z]?,?\s+[^\W\d_]{2,}(?:\s+[^\W\d_]+)?\s*$")   # "14 Green", "105, chemin"
 
@@ -335,7 +336,7 @@ def address_whole(ctx: VerifyContext) -> list[Signal]:
         p = place(ctx, f)
         if p is None:
             continue
-        no_street = not _STREETISH.search(_POSTCODE.sub(" ", v))
+        no_street = not _STREETISH.search(_POSTCODE.sub(" ", _SAINT_TOWN.sub(r"\1", v)))
         above = _neighbour(p, -1)
         below = _neighbour(p, +1)
         if no_street and above and _STREETISH.search(above) and fold_text(above) not in fold_text(v):
