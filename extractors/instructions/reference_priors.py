@@ -39,7 +39,7 @@ _ORDER = ("order", "orderdatum", "ordernummer", "order nr", "order no", "order n
           "purchase order", "po number", "bestellung", "bestelldatum", "bestellnummer", "bestell nr", "auftrag",
           "auftragsnummer", "auftragsdatum", "auftrags nr", "commande", "bon de commande", "date de commande",
           "bestelling", "bestelnummer", "besteldatum", "pedido", "numero de pedido", "fecha de pedido", "ordine",
-          "auftragsnr", "bestellnr", "order nr", "ordernr", "bestelnr", "so number", "so no", "sales order")
+          "auftragsnr", "bestellnr", "ordernr", "bestelnr", "so number", "so no", "sales order")
 _DELIVERY = ("delivery date", "date of delivery", "ship date", "shipping date", "service date", "date of supply",
              "supply date", "service period", "lieferdatum", "leistungsdatum", "liefer und leistungsdatum",
              "leistungszeitraum", "lieferzeitraum", "abrechnungszeitraum", "date de livraison", "date de prestation",

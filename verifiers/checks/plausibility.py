@@ -44,7 +44,7 @@ from docassay.verifiers.checks.vocabulary import fold, meanings_in
 from docassay.verifiers.context import VerifyContext
 
 __all__ = ["date_range", "due_after_issue", "tax_share", "name_shape", "address_shape", "address_verdict",
-           "is_attention_line",
+           "is_attention_line", "FIELD_SEPARATOR",
            "amount_format", "name_verdict", "is_fragment", "FORM_OR_TRADE",
            "number_shape", "date_in_period", "address_mixed", "CHECKS",
            "EARLIEST_YEAR", "LATEST_AHEAD_DAYS", "MAX_TERM_DAYS", "MAX_TAX_SHARE", "today"]
@@ -100,7 +100,7 @@ _PHRASE = frozenset(fold(w) for w in (
 _PHRASE_KEEP = frozenset({"vos", "del"})   # surnames too ("Vos & Meijer", "Del Monte"): only with another phrase word
 # "À l'attention de Luc Blanc", "z. Hd. Frau Meier", "Attn: ...", "T.a.v. ...", "c/o ...", folded
 _ATTENTION = re.compile(r"^(?:a l attention|a la atencion|attention|attn|att|z\s?hd|zhd|z h|zh|tav|t a v|c o)\b")
-_SEPARATOR = re.compile(r"\s[·•|]\s")
+FIELD_SEPARATOR = re.compile(r"\s[·•|]\s")     # "Muster GmbH · Hauptstr. 1 · 12345 Berlin"
 # "Inscrita en el R.M. de Zaragoza", "Registered in England No. 1234", "Sitz der Gesellschaft: Bremen",
 # "Eingetragen beim Amtsgericht", "Immatriculée au RCS de Lyon", "Ingeschreven bij de KvK", folded
 _REGISTERED = re.compile(r"^(?:inscrit[ao]?s?\s+(?:en|au|a|al|dans)|registered\s+(?:in|at|with|under)|"
@@ -210,7 +210,7 @@ def name_verdict(v: str, reads_as: str | None = None) -> tuple[Outcome, str] | N
         return "fail", "reads as an attention line (a contact person), not a party's name"
     if _REGISTERED.match(f):
         return "fail", "reads as a company registration statement, not a name"
-    if _SEPARATOR.search(s):
+    if FIELD_SEPARATOR.search(s):
         return "fail", "holds several printed fields joined by a separator (a name and an address line)"
     if s.count("(") != s.count(")"):
         return "fail", "is a fragment (an unbalanced bracket)"

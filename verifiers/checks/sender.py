@@ -11,7 +11,9 @@ Rücksendeangabe, common on letters and invoices across Europe).
 A return line is one cell of a line (runs of words split where the gap is wide) of three or more
 parts joined by "·", "•" or "|", the last holding a digit (the postcode) and one before it a
 digit (the house number). The line right above the value is looked at only when it stands in the
-value's column, at most RETURN_GAP_EMS of the value's line height above it.
+value's column, at most RETURN_GAP_EMS of the value's line height above it; the recipient's name
+under a return line (`names_under_return_lines`, for `printed.party_printed`) within twice that
+of the return line's height, past an attention line.
 """
 from __future__ import annotations
 
@@ -20,7 +22,7 @@ from typing import Any, Iterator
 
 from docassay.verifiers.checks.fields import roles_of
 from docassay.verifiers.checks.page import Place, line_cells, place
-from docassay.verifiers.checks.plausibility import is_attention_line
+from docassay.verifiers.checks.plausibility import FIELD_SEPARATOR, is_attention_line
 from docassay.verifiers.checks.signal import Signal
 from docassay.verifiers.checks.values import text
 from docassay.verifiers.context import VerifyContext
@@ -28,14 +30,13 @@ from docassay.verifiers.tolerance import fold_text
 
 __all__ = ["sender_line", "return_name", "names_under_return_lines", "CHECKS"]
 
-_SEPARATOR = re.compile(r"\s[·•|]\s")
 RETURN_GAP_EMS = 2.5         # the return line stands at most this many line heights above the first line under it
 CELL_GAP_EMS = 1.5           # a gap this wide between two words of a line separates cells (columns)
 
 
 def return_name(cell: str) -> str | None:
     """The name a sender's return line starts with, or None when `cell` is no return line."""
-    parts = [s.strip() for s in _SEPARATOR.split(cell)]
+    parts = [s.strip() for s in FIELD_SEPARATOR.split(cell)]
     if len(parts) < 3 or not all(parts):
         return None
     if not re.search(r"\d", parts[-1]) or not any(re.search(r"\d", s) for s in parts[1:-1]):
