@@ -220,6 +220,11 @@ def test_address_printed_an_empty_address_under_the_shops_name():
                (50, 92, "GEORGETOWN, PULAU PINANG.")]
     shop = {"company": "HELEVIS MUTIARA MINI MARKET SDN BHD", "date": "2018-07-30", "total": 114.2}
     assert by(P.address_printed(ctx(shop, schema=RECEIPT, doc=page_doc(wrapped))), "address", "address_printed") == ["fail"]
+    # the house number first, no postcode ("206, boulevard du Château Bâtiment A Rennes")
+    french = [(50, 20, "Fournitures Moreau SASU"), (50, 32, "Succursale: Château"),
+              (50, 44, "206, boulevard du Château Bâtiment A Rennes"), (50, 56, "N° TVA: FR69438292792")]
+    shop = {"company": "Fournitures Moreau SASU", "date": "2020-11-23", "total": 19.93}
+    assert by(P.address_printed(ctx(shop, schema=RECEIPT, doc=page_doc(french))), "address", "address_printed") == ["fail"]
 
 
 def test_party_printed_says_nothing_for_the_other_partys_block_a_bank_line_or_a_present_name():

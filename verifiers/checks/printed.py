@@ -384,7 +384,8 @@ def buyer_elsewhere(ctx: VerifyContext) -> list[Signal]:
 
 ADDRESS_LINES = 6            # the seller's address is printed within this many lines under its name
 # An address line proper: a postcode (4-6 digits, or Dutch "9075 PJ") or a house number after a word.
-_POSTCODE_OR_HOUSE = re.compile(r"(?<![\w-])\d{4,6}(?![\w-])|\b\d{4}\s?[A-Z]{2}\b|[^\W\d_]{3,}\.?,?\s+\d{1,4}[a-z]?\b")
+_POSTCODE_OR_HOUSE = re.compile(r"(?<![\w-])\d{4,6}(?![\w-])|\b\d{4}\s?[A-Z]{2}\b|[^\W\d_]{3,}\.?,?\s+\d{1,4}[a-z]?\b|"
+                                r"^\s*\d{1,4}[a-z]?,?\s+[^\W\d_]{3,}")   # ... or the house number first ("206, boulevard du ...")
 
 
 def address_printed(ctx: VerifyContext) -> list[Signal]:
