@@ -22,7 +22,8 @@ terms (the due date the printed payment terms' days after the issue date), exten
 holds its whole printed block), names (a party's legal name, not its brand),
 items_table (each item read as its printed row), rounding (a cash total read before rounding) and
 printed (an empty field whose label is printed with a value: the record is incomplete) and
-sender (the sender's return line over a window envelope's address).
+sender (the sender's return line over a window envelope's address) and payee (the account
+holder the payment details name is the seller).
 Field roles come from the schema (verifiers.checks.fields; `x-docassay: {"role": ...}`).
 `run_checks` runs all of them and never lets one check's bug stop the others (a check that raises
 yields a `fail` signal named `<check>:error` on the field "" (no field), and is logged). The
@@ -43,6 +44,7 @@ from docassay.verifiers.checks import (
     items_table,
     labels,
     names,
+    payee,
     plausibility,
     printed,
     roles,
@@ -61,7 +63,7 @@ _log = logging.getLogger(__name__)
 CHECKS: tuple[tuple[str, Check], ...] = (
     identifiers.CHECKS + arithmetic.CHECKS + labels.CHECKS + columns.CHECKS + roles.CHECKS + agreement.CHECKS
     + plausibility.CHECKS + terms.CHECKS + extent.CHECKS + names.CHECKS + items_table.CHECKS + rounding.CHECKS
-    + printed.CHECKS + sender.CHECKS
+    + printed.CHECKS + sender.CHECKS + payee.CHECKS
 )
 
 

@@ -74,7 +74,8 @@ DEFAULT_MISSING_PRINTED = "confirm"
 INCOMPLETE_CHECKS = ("label_printed", "party_printed", "address_printed")   # fail signals on an empty field that make it needed
 DOUBT_CHECKS = ("other_document", "total_covers_subtotal", "total_last", "label_above", "label_across",
                 "seller_with_vat", "name_label_prefix", "final_net", "name_joined", "date_in_period",
-                "terms_days", "terms_usual", "discount_date", "address_mixed", "sender_line", "currency_of_total")
+                "terms_days", "terms_usual", "discount_date", "address_mixed", "sender_line", "currency_of_total",
+                "seller_is_payee")
 """Checks whose failure is near-certain evidence that a value is wrong. Over the full captures
 of dev-tune and synthetic seeds 0-6, 8-10 (1,529 records; BENCHMARKS.md, issue 12 "where a shop's
 name ends, a private buyer"): `label_above` 11, `label_across` 3, `total_last` 12,
@@ -89,7 +90,8 @@ to 0.9982 only), all on wrong values; `other_document` 55 wrong values and 6 rig
 chance to the date of the document their label names, one invoice number under "Réf. facture:"
 on a credit note. Over the captures of seeds 17-26 and dev-tune (2026-12-06; BENCHMARKS.md, "a
 sender's return line"): `sender_line` 3 fails and `currency_of_total` 9, all on wrong values (no
-right one; 15 and 633 right values pass them). A present field with such a failing signal
+right one; 15 and 633 right values pass them); over those and seeds 31-34, `seller_is_payee` 11
+fails, all on wrong sellers (451 right ones pass). A present field with such a failing signal
 is `doubtful` at any target, its confidence capped at DOUBT_CAP, whatever the calibrator says (its
 weights see too few such examples to learn it)."""
 DOUBT_CAP = 0.5
