@@ -307,7 +307,7 @@ def parties_distinct(ctx: VerifyContext) -> list[Signal]:
 _POSTCODE = re.compile(r"(?:(?<![\w-])|(?<=\b[A-Z]-))\d{4,6}(?![\w-])")
 _STREETISH = re.compile(r"\d|\b(?:jalan|jln|lorong|lot|no|street|st|road|rd|avenue|strasse|str|weg|rue|laan|straat|"
                         r"floor|flr|level|block|blok|seksyen|taman|tmn|bangunan)\b", re.IGNORECASE)
-_SAINT_TOWN = re.compile(r"((?<![\w-])\d{4,6}\s+)(?:st|ste|saint|sainte)\.?\s+(?=[A-Z])", re.IGNORECASE)  # "3213 St. Gallen"
+_SAINT_TOWN = re.compile(r"((?<![\w-])\d{4,6}\s+)(?i:st|ste|saint|sainte)\.?\s+(?=[A-Z])")  # "3213 St. Gallen"
 ADJACENT_EMS = 0.8           # lines closer than this many line heights belong to one printed block
 _HOUSE_FIRST = re.compile(r"^\d{1,4}[A-Za-z]?,?\s+[^\W\d_]{2,}(?:\s+[^\W\d_]+)?\s*$")   # "14 Green", "105, chemin"
 
