@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
+from docassay.verifiers.checks.cache import IdentityCache
 from docassay.verifiers.checks.fields import roles_of
 from docassay.verifiers.checks.names import has_legal_form
 from docassay.verifiers.checks.page import line_cells
@@ -33,6 +34,7 @@ PAYEE_CAPTIONS = tuple(sorted((
     "titulaire", "zahlbar an", "zahlungsempfanger", "beneficiario", "titular", "rekeninghouder", "ten name van",
     "tnv", "payable to", "payee", "intestatario"), key=len, reverse=True))
 CELL_GAP_EMS = 1.5
+_PAYEES = IdentityCache(8)           # per document: a document is verified again after each repair
 
 
 def _caption(cell: str) -> tuple[str, str] | None:
@@ -64,13 +66,16 @@ def payees(document: Any) -> Iterator[str]:
 
 
 def seller_is_payee(ctx: VerifyContext) -> list[Signal]:
+    fields = roles_of(ctx.schema).fields("seller_name")
+    if not fields or ctx.document is None:
+        return []
+    named = _PAYEES.get_or_make(ctx.document, "payees", lambda: tuple(dict.fromkeys(payees(ctx.document))))
+    if not named:
+        return []
     out = []
-    for f in roles_of(ctx.schema).fields("seller_name"):
+    for f in fields:
         v = text(ctx.record.get(f))
         if v is None:
-            continue
-        named = list(dict.fromkeys(payees(ctx.document)))
-        if not named:
             continue
         mine = fold_text(v)
         if any(mine in fold_text(n) or fold_text(n) in mine for n in named):
